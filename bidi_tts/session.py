@@ -1,0 +1,309 @@
+"""The client session state machine, sans I/O.
+
+Frames go in through :meth:`ClientSession.receive_frame`; typed events come out. The same object
+checks the ordering rules of CONTRACT.md (TTS-ORDER, TTS-AUDIO, TTS-CLASSIFY) and keeps a
+per-message timing record, whatever transport moved the bytes. Modelled on the sans-I/O shape of
+python-websockets' ``Protocol``: no sockets, no clocks of its own (every timestamp comes in with
+the frame or the call).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from bidi_tts.frames import FrameClass
+from bidi_tts.protocol import (
+    CHANNELS,
+    DEFAULT_SAMPLE_RATE,
+    SAMPLE_WIDTH_BYTES,
+    ControlType,
+    MessageType,
+    SynthesizeRequest,
+)
+from bidi_tts.transports.base import Frame
+
+
+class Severity(StrEnum):
+    ERROR = "error"  # breaks a MUST of the contract
+    WARNING = "warning"  # bends a SHOULD (e.g. request_id not echoed)
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisStarted:
+    request_id: str | None
+    sample_rate: int
+    control: dict[str, Any]
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class AudioReceived:
+    request_id: str | None
+    pcm: bytes
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisCompleted:
+    request_id: str | None
+    audio_bytes_reported: int | None
+    audio_bytes_received: int
+    duration_s: float | None
+    cancelled: bool
+    control: dict[str, Any]
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReceived:
+    request_id: str | None
+    code: str | None
+    message: str | None
+    control: dict[str, Any]
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolViolation:
+    clause: str
+    description: str
+    severity: Severity
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class SessionClosed:
+    code: int | None
+    reason: str
+    at: float
+
+
+SessionEvent = (
+    SynthesisStarted | AudioReceived | SynthesisCompleted | ErrorReceived | ProtocolViolation | SessionClosed
+)
+
+
+class SessionState(StrEnum):
+    IDLE = "idle"  # nothing in flight, or only requests whose start has not arrived
+    STREAMING = "streaming"  # between synthesis_start and synthesis_complete
+    CLOSING = "closing"  # close requested by the client, waiting for the container to close
+    CLOSED = "closed"
+
+
+@dataclass(slots=True)
+class MessageRecord:
+    """Timings and totals of one synthesize message, in the clock of the caller (perf_counter)."""
+
+    request_id: str
+    text: str
+    sent_at: float
+    started_at: float | None = None
+    first_audio_at: float | None = None
+    completed_at: float | None = None
+    sample_rate: int = DEFAULT_SAMPLE_RATE
+    audio_bytes: int = 0
+    frame_times: list[float] = field(default_factory=list)
+    frame_sizes: list[int] = field(default_factory=list)
+    error_code: str | None = None
+    cancelled: bool = False
+
+    @property
+    def done(self) -> bool:
+        return self.completed_at is not None or self.error_code is not None
+
+    @property
+    def ttfa_s(self) -> float | None:
+        """Time to first audio: from the send to the first audio frame (not synthesis_start)."""
+        return None if self.first_audio_at is None else self.first_audio_at - self.sent_at
+
+    @property
+    def complete_s(self) -> float | None:
+        return None if self.completed_at is None else self.completed_at - self.sent_at
+
+    @property
+    def audio_seconds(self) -> float:
+        return self.audio_bytes / (SAMPLE_WIDTH_BYTES * CHANNELS * self.sample_rate)
+
+
+class ClientSession:
+    """Tracks one session: what was sent, what arrived, and whether it followed the contract."""
+
+    def __init__(self) -> None:
+        self.state = SessionState.IDLE
+        self.records: dict[str, MessageRecord] = {}
+        self.violations: list[ProtocolViolation] = []
+        self._pending: deque[str] = deque()  # sent, not yet started/answered, in send order
+        self._current: MessageRecord | None = None
+        self.close_code: int | None = None
+        self.close_reason: str = ""
+
+    # -- outgoing -------------------------------------------------------------------------------
+    def synthesize(self, request: SynthesizeRequest, *, at: float | None = None) -> str:
+        """Record a synthesize message about to be sent; returns its JSON payload."""
+        if request.request_id in self.records:
+            raise ValueError(f"request_id {request.request_id!r} already used in this session")
+        self.records[request.request_id] = MessageRecord(
+            request.request_id, request.text, time.perf_counter() if at is None else at,
+            sample_rate=request.sample_rate,
+        )
+        self._pending.append(request.request_id)
+        return request.to_json()
+
+    def close(self) -> str:
+        """Record an explicit close; returns the JSON payload to send."""
+        if self.state is not SessionState.CLOSED:
+            self.state = SessionState.CLOSING
+        return json.dumps({"type": MessageType.CLOSE.value})
+
+    # -- incoming -------------------------------------------------------------------------------
+    def receive_frame(self, frame: Frame) -> list[SessionEvent]:
+        kind, control = frame.classify()
+        at = frame.received_at
+        if kind is FrameClass.INVALID:
+            return [self._violate("TTS-AUDIO", "a TEXT frame that is not a JSON object", at)]
+        if kind is FrameClass.AUDIO:
+            return self._on_audio(frame.payload, at)
+        assert control is not None
+        match control.get("type"):
+            case ControlType.SYNTHESIS_START:
+                return self._on_start(control, at)
+            case ControlType.SYNTHESIS_COMPLETE:
+                return self._on_complete(control, at)
+            case ControlType.ERROR:
+                return self._on_error(control, at)
+            case other:
+                return [self._violate("TTS-CLASSIFY", f"control frame of unknown type {other!r}", at,
+                                      Severity.WARNING)]
+
+    def connection_closed(self, code: int | None, reason: str = "", *, at: float | None = None) -> SessionClosed:
+        at = time.perf_counter() if at is None else at
+        self.state = SessionState.CLOSED
+        self.close_code, self.close_reason = code, reason
+        return SessionClosed(code, reason, at)
+
+    @property
+    def in_flight(self) -> int:
+        """Messages sent and not yet finished (completed or answered with an error)."""
+        return sum(1 for r in self.records.values() if not r.done)
+
+    @property
+    def current(self) -> MessageRecord | None:
+        return self._current
+
+    # -- internals ------------------------------------------------------------------------------
+    def _violate(
+        self, clause: str, description: str, at: float, severity: Severity = Severity.ERROR
+    ) -> ProtocolViolation:
+        v = ProtocolViolation(clause, description, severity, at)
+        self.violations.append(v)
+        return v
+
+    def _take_pending(self, request_id: Any) -> MessageRecord | None:
+        if isinstance(request_id, str) and request_id in self._pending:
+            self._pending.remove(request_id)
+            return self.records[request_id]
+        if self._pending:
+            return self.records[self._pending.popleft()]
+        return None
+
+    def _on_start(self, control: dict[str, Any], at: float) -> list[SessionEvent]:
+        events: list[SessionEvent] = []
+        if self._current is not None:
+            events.append(self._violate(
+                "TTS-ORDER", f"synthesis_start for {control.get('request_id')!r} before "
+                f"synthesis_complete of {self._current.request_id!r}", at))
+        record = self._take_pending(control.get("request_id"))
+        rate = control.get("sample_rate")
+        if not isinstance(rate, int) or isinstance(rate, bool) or rate <= 0:
+            events.append(self._violate("TTS-AUDIO", f"synthesis_start without a valid sample_rate: {rate!r}", at))
+            rate = record.sample_rate if record else DEFAULT_SAMPLE_RATE
+        if record is None:
+            events.append(self._violate("TTS-ORDER", "synthesis_start with no message pending", at))
+        else:
+            if control.get("request_id") != record.request_id:
+                events.append(self._violate(
+                    "TTS-ORDER", f"synthesis_start request_id {control.get('request_id')!r} does not echo "
+                    f"{record.request_id!r}", at, Severity.WARNING))
+            record.started_at = at
+            record.sample_rate = rate
+        self._current = record
+        self.state = SessionState.STREAMING if self.state is not SessionState.CLOSING else self.state
+        events.append(SynthesisStarted(control.get("request_id"), rate, control, at))
+        return events
+
+    def _on_audio(self, pcm: bytes, at: float) -> list[SessionEvent]:
+        events: list[SessionEvent] = []
+        record = self._current
+        if record is None:
+            events.append(self._violate("TTS-ORDER", f"{len(pcm)} bytes of audio outside synthesis_start/"
+                                        "synthesis_complete", at))
+        else:
+            if record.first_audio_at is None:
+                record.first_audio_at = at
+            record.audio_bytes += len(pcm)
+            record.frame_times.append(at)
+            record.frame_sizes.append(len(pcm))
+        if len(pcm) % SAMPLE_WIDTH_BYTES:
+            events.append(self._violate("TTS-AUDIO", f"audio frame of {len(pcm)} bytes is not a whole number "
+                                        "of 16-bit samples", at))
+        elif not pcm:
+            events.append(self._violate("TTS-AUDIO", "empty audio frame", at, Severity.WARNING))
+        events.append(AudioReceived(record.request_id if record else None, pcm, at))
+        return events
+
+    def _on_complete(self, control: dict[str, Any], at: float) -> list[SessionEvent]:
+        events: list[SessionEvent] = []
+        record = self._current
+        if record is None:
+            events.append(self._violate("TTS-ORDER", "synthesis_complete without synthesis_start", at))
+            record = self._take_pending(control.get("request_id"))
+        reported = control.get("audio_bytes")
+        received = record.audio_bytes if record else 0
+        cancelled = control.get("cancelled") is True
+        if isinstance(reported, int) and not isinstance(reported, bool):
+            if reported != received:
+                events.append(self._violate(
+                    "TTS-ORDER", f"synthesis_complete reports {reported} audio bytes, {received} arrived", at))
+        else:
+            events.append(self._violate("TTS-ORDER", "synthesis_complete without an integer audio_bytes", at,
+                                        Severity.WARNING))
+            reported = None
+        if record is not None:
+            if record.first_audio_at is None and not cancelled:
+                events.append(self._violate("TTS-ORDER", "synthesis_complete with no audio frame before it", at))
+            record.completed_at = at
+            record.cancelled = cancelled
+        duration = control.get("duration_s")
+        self._current = None
+        if self.state is SessionState.STREAMING:
+            self.state = SessionState.IDLE
+        events.append(SynthesisCompleted(
+            control.get("request_id"), reported, received,
+            float(duration) if isinstance(duration, (int, float)) else None, cancelled, control, at))
+        return events
+
+    def _on_error(self, control: dict[str, Any], at: float) -> list[SessionEvent]:
+        events: list[SessionEvent] = []
+        code, message = control.get("code"), control.get("message")
+        if not isinstance(code, str) or not code:
+            events.append(self._violate("TTS-ERROR", f"error frame without a code: {control!r}", at))
+        if not isinstance(message, str) or not message.strip():
+            events.append(self._violate("TTS-ERROR", "error frame without a human message", at, Severity.WARNING))
+        record = self._current
+        if record is not None:  # an error mid-synthesis ends the current message
+            self._current = None
+            if self.state is SessionState.STREAMING:
+                self.state = SessionState.IDLE
+        else:
+            record = self._take_pending(control.get("request_id"))
+        if record is not None:
+            record.error_code = code if isinstance(code, str) else "?"
+            record.completed_at = None
+        events.append(ErrorReceived(control.get("request_id"), code if isinstance(code, str) else None,
+                                    message if isinstance(message, str) else None, control, at))
+        return events
