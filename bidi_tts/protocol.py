@@ -155,7 +155,7 @@ class CancelRequest:
 
 ClientMessage = SynthesizeRequest | CloseRequest | CancelRequest
 
-_VOICE_NAME = re.compile(r"^[a-z]{2}_[a-z0-9]{1,32}$")
+_VOICE_NAME = re.compile(r"[a-z]{2}_[a-z0-9]{1,32}")
 
 
 def _request_id_of(obj: dict[str, Any]) -> str | None:
@@ -220,7 +220,7 @@ def parse_client_message(data: bytes | str, limits: Limits | None = None) -> Cli
     voice = obj.get("voice", DEFAULT_VOICE)
     if voice is None:
         voice = DEFAULT_VOICE
-    if not isinstance(voice, str) or not _VOICE_NAME.match(voice):
+    if not isinstance(voice, str) or not _VOICE_NAME.fullmatch(voice):
         raise fail(ErrorCode.UNKNOWN_VOICE)
     if limits.voices is not None and voice not in limits.voices:
         raise fail(ErrorCode.UNKNOWN_VOICE, f"Unknown voice {voice!r}; see the container's voice list.")
@@ -231,6 +231,8 @@ def parse_client_message(data: bytes | str, limits: Limits | None = None) -> Cli
     if (
         isinstance(speed, bool)
         or not isinstance(speed, (int, float))
+        # abs() first: math.isfinite() raises OverflowError on ints beyond the float range.
+        or (isinstance(speed, int) and abs(speed) > limits.max_speed)
         or not math.isfinite(speed)
         or not limits.min_speed <= speed <= limits.max_speed
     ):
