@@ -1,0 +1,188 @@
+"""PCM helpers: sizes and durations, float <-> s16le conversion, WAV headers, loudness.
+
+All audio in this project is raw signed 16-bit little-endian PCM (CONTRACT.md TTS-AUDIO), mono
+unless a function says otherwise. The float convention is the common one: float ``x`` maps to
+``round(x * 32768)`` clipped to the int16 range, and int16 ``k`` maps back to ``k / 32768``, so
+int16 -> float -> int16 is exact and 1.0 saturates at 32767 instead of wrapping to -32768.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import wave
+from os import PathLike
+
+import numpy as np
+import numpy.typing as npt
+
+from bidi_tts.protocol import CHANNELS, DEFAULT_SAMPLE_RATE, SAMPLE_WIDTH_BYTES
+
+__all__ = [
+    "STREAMING_SIZE",
+    "WAV_HEADER_BYTES",
+    "WavError",
+    "bytes_to_seconds",
+    "float_to_pcm16",
+    "is_silent",
+    "pcm16_to_float",
+    "read_wav",
+    "rms_dbfs",
+    "sample_count",
+    "seconds_to_bytes",
+    "wav_header",
+    "write_wav",
+]
+
+#: The size written into RIFF and data chunk headers of a WAV stream of unknown length.
+STREAMING_SIZE = 0xFFFFFFFF
+#: Length of the canonical PCM WAV header written by :func:`wav_header`.
+WAV_HEADER_BYTES = 44
+_FULL_SCALE = 32768.0
+_WAVE_FORMAT_PCM = 1
+_WAVE_FORMAT_EXTENSIBLE = 0xFFFE
+
+
+class WavError(ValueError):
+    """Bytes that are not a 16-bit PCM WAV file this module can read."""
+
+
+def _frame_bytes(channels: int) -> int:
+    if channels < 1:
+        raise ValueError("channels must be at least 1")
+    return SAMPLE_WIDTH_BYTES * channels
+
+
+def bytes_to_seconds(n_bytes: int, sample_rate: int = DEFAULT_SAMPLE_RATE, channels: int = CHANNELS) -> float:
+    """Duration of ``n_bytes`` of s16le PCM: 48,000 bytes are one second at 24 kHz mono."""
+    if sample_rate <= 0:
+        raise ValueError("sample_rate must be positive")
+    return n_bytes / (_frame_bytes(channels) * sample_rate)
+
+
+def seconds_to_bytes(seconds: float, sample_rate: int = DEFAULT_SAMPLE_RATE, channels: int = CHANNELS) -> int:
+    """Bytes of s16le PCM for ``seconds``, rounded down to a whole sample frame."""
+    if sample_rate <= 0:
+        raise ValueError("sample_rate must be positive")
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError("seconds must be a finite, non-negative number")
+    frame = _frame_bytes(channels)
+    # round() first so 0.1 s is not 4799.999... samples because of binary floating point.
+    return int(math.floor(round(seconds * sample_rate, 6))) * frame
+
+
+def sample_count(pcm: bytes | int, channels: int = CHANNELS) -> int:
+    """Number of sample frames in ``pcm`` (bytes, or a byte count); ValueError if not whole."""
+    n = pcm if isinstance(pcm, int) else len(pcm)
+    frame = _frame_bytes(channels)
+    if n % frame:
+        raise ValueError(f"{n} bytes is not a whole number of {frame}-byte sample frames")
+    return n // frame
+
+
+def float_to_pcm16(samples: npt.ArrayLike) -> bytes:
+    """Float samples (nominal range -1.0..1.0) to s16le bytes, clipping instead of wrapping.
+
+    NaN becomes silence (0); +/-inf and anything beyond full scale saturate.
+    """
+    x = np.asarray(samples, dtype=np.float64).ravel()
+    x = np.nan_to_num(x, nan=0.0, posinf=1.0, neginf=-1.0)
+    scaled = np.clip(np.rint(x * _FULL_SCALE), -32768, 32767)
+    return scaled.astype("<i2").tobytes()
+
+
+def pcm16_to_float(pcm: bytes) -> npt.NDArray[np.float32]:
+    """s16le bytes to float32 samples in [-1.0, 1.0); ValueError on an odd byte count."""
+    if len(pcm) % SAMPLE_WIDTH_BYTES:
+        raise ValueError(f"{len(pcm)} bytes is not a whole number of 16-bit samples")
+    return (np.frombuffer(pcm, dtype="<i2").astype(np.float32) / np.float32(_FULL_SCALE)).astype(np.float32)
+
+
+def wav_header(
+    data_bytes: int = 0,
+    sample_rate: int = DEFAULT_SAMPLE_RATE,
+    channels: int = CHANNELS,
+    *,
+    streaming: bool = False,
+) -> bytes:
+    """The 44-byte header of a 16-bit PCM WAV file holding ``data_bytes`` of audio.
+
+    ``streaming=True`` writes 0xFFFFFFFF into both size fields, for a response whose length is not
+    known when the header leaves (CONTRACT.md, ``POST /invocations`` with ``format=wav``).
+    """
+    frame = _frame_bytes(channels)
+    if sample_rate <= 0:
+        raise ValueError("sample_rate must be positive")
+    if streaming:
+        riff_size = data_size = STREAMING_SIZE
+    else:
+        if data_bytes < 0 or data_bytes + 36 > STREAMING_SIZE:
+            raise ValueError("data_bytes out of range for a WAV file")
+        riff_size, data_size = 36 + data_bytes, data_bytes
+    return struct.pack(
+        "<4sI4s4sIHHIIHH4sI",
+        b"RIFF", riff_size, b"WAVE",
+        b"fmt ", 16, _WAVE_FORMAT_PCM, channels, sample_rate, sample_rate * frame, frame, 16,
+        b"data", data_size,
+    )  # fmt: skip
+
+
+def write_wav(
+    path: str | PathLike[str], pcm: bytes, sample_rate: int = DEFAULT_SAMPLE_RATE, channels: int = CHANNELS
+) -> None:
+    """Write s16le ``pcm`` to a WAV file at ``path`` (with the standard library's ``wave``)."""
+    sample_count(pcm, channels)
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(channels)
+        out.setsampwidth(SAMPLE_WIDTH_BYTES)
+        out.setframerate(sample_rate)
+        out.writeframes(pcm)
+
+
+def read_wav(data: bytes, *, channels: int = CHANNELS) -> tuple[bytes, int]:
+    """Parse a 16-bit PCM WAV file (also a streamed one with 0xFFFFFFFF sizes) to ``(pcm, rate)``.
+
+    A data chunk whose size is 0xFFFFFFFF or runs past the end takes the rest of the bytes
+    (trimmed to whole sample frames). Raises :class:`WavError` for anything else than 16-bit
+    integer PCM with ``channels`` channels.
+    """
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        raise WavError("not a RIFF/WAVE file")
+    pos, fmt = 12, None
+    while pos + 8 <= len(data):
+        chunk_id, size = struct.unpack_from("<4sI", data, pos)
+        body = pos + 8
+        if chunk_id == b"fmt ":
+            if size < 16 or body + 16 > len(data):
+                raise WavError("truncated fmt chunk")
+            fmt = struct.unpack_from("<HHIIHH", data, body)
+        elif chunk_id == b"data":
+            if fmt is None:
+                raise WavError("data chunk before fmt chunk")
+            tag, n_channels, rate, _byte_rate, _align, bits = fmt
+            if tag not in (_WAVE_FORMAT_PCM, _WAVE_FORMAT_EXTENSIBLE) or bits != 16:
+                raise WavError(f"not 16-bit integer PCM (format {tag}, {bits} bits)")
+            if n_channels != channels:
+                raise WavError(f"{n_channels} channels, expected {channels}")
+            if rate <= 0:
+                raise WavError("sample rate is zero")
+            end = len(data) if size == STREAMING_SIZE else min(len(data), body + size)
+            pcm = data[body:end]
+            return pcm[: len(pcm) - len(pcm) % _frame_bytes(channels)], rate
+        pos = body + size + (size & 1)  # chunks are padded to an even length
+    raise WavError("no data chunk")
+
+
+def rms_dbfs(pcm: bytes) -> float:
+    """RMS level of s16le ``pcm`` in dB relative to full scale (a full-scale square wave is 0 dB,
+    a full-scale sine about -3.01 dB); ``-inf`` for digital silence or no samples."""
+    x = pcm16_to_float(pcm).astype(np.float64)
+    if x.size == 0:
+        return -math.inf
+    rms = math.sqrt(float(np.mean(x * x)))
+    return 20.0 * math.log10(rms) if rms > 0 else -math.inf
+
+
+def is_silent(pcm: bytes, threshold_dbfs: float = -60.0) -> bool:
+    """True when the RMS level of ``pcm`` is below ``threshold_dbfs`` (no samples is silent)."""
+    return rms_dbfs(pcm) < threshold_dbfs
