@@ -44,8 +44,13 @@ class WebSocketTransport:
         headers: Mapping[str, str] | None = None,
         open_timeout: float = 10.0,
         ping_interval: float | None = 20.0,
+        close_timeout: float = 3.0,
     ) -> WebSocketTransport:
-        """Connect to `url` (http(s):// base URL or a full ws(s):// URL)."""
+        """Connect to `url` (http(s):// base URL or a full ws(s):// URL).
+
+        `close_timeout` bounds the closing handshake: a peer (or a network) that never answers the
+        close frame costs at most that long before the connection is dropped.
+        """
         ws_url = url if urlsplit(url).scheme in ("ws", "wss") else websocket_url(url)
         try:
             connection = await connect(
@@ -53,6 +58,7 @@ class WebSocketTransport:
                 additional_headers=dict(headers or {}),
                 open_timeout=open_timeout,
                 ping_interval=ping_interval,
+                close_timeout=close_timeout,
                 max_size=None,
                 compression=None,
             )
