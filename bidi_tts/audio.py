@@ -68,7 +68,7 @@ def seconds_to_bytes(seconds: float, sample_rate: int = DEFAULT_SAMPLE_RATE, cha
         raise ValueError("seconds must be a finite, non-negative number")
     frame = _frame_bytes(channels)
     # round() first so 0.1 s is not 4799.999... samples because of binary floating point.
-    return int(math.floor(round(seconds * sample_rate, 6))) * frame
+    return math.floor(round(seconds * sample_rate, 6)) * frame
 
 
 def sample_count(pcm: bytes | int, channels: int = CHANNELS) -> int:

@@ -115,7 +115,7 @@ def test_speed_out_of_range_rejected(speed: float) -> None:
 
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999"])
 def test_non_finite_speed_rejected(literal: str) -> None:
-    data = '{"text": "hi", "speed": %s}' % literal
+    data = '{"text": "hi", "speed": ' + literal + "}"
     assert code_of(data) in (ErrorCode.BAD_SPEED, ErrorCode.INVALID_JSON)
 
 
@@ -131,7 +131,8 @@ def test_bad_sample_rates_rejected(rate: object) -> None:
 
 
 def test_sample_rate_nan_rejected() -> None:
-    assert code_of('{"text": "hi", "sample_rate": NaN}') in (ErrorCode.BAD_SAMPLE_RATE, ErrorCode.INVALID_JSON)
+    data = '{"text": "hi", "sample_rate": NaN}'
+    assert code_of(data) in (ErrorCode.BAD_SAMPLE_RATE, ErrorCode.INVALID_JSON)
 
 
 # -- type handling -------------------------------------------------------------------------------------
@@ -159,7 +160,8 @@ def test_request_id_echoed_into_errors() -> None:
         parse_client_message(msg(speed=-1, request_id="rid-7"))
     assert info.value.request_id == "rid-7"
     frame = json.loads(protocol.error_from(info.value))
-    assert frame == {"type": "error", "request_id": "rid-7", "code": "bad_speed", "message": info.value.message}
+    expected = {"type": "error", "request_id": "rid-7", "code": "bad_speed", "message": info.value.message}
+    assert frame == expected
 
 
 def test_integer_request_id_is_stringified_and_missing_one_generated() -> None:
@@ -182,7 +184,8 @@ def test_deep_nesting_is_invalid_json_not_a_crash(depth: int) -> None:
 
 
 def test_huge_integer_literal_is_a_protocol_error() -> None:
-    assert code_of('{"text": "a", "speed": ' + "9" * 5000 + "}") in (ErrorCode.INVALID_JSON, ErrorCode.BAD_SPEED)
+    data = '{"text": "a", "speed": ' + "9" * 5000 + "}"
+    assert code_of(data) in (ErrorCode.INVALID_JSON, ErrorCode.BAD_SPEED)
 
 
 def test_protocol_error_message_is_human_and_never_the_exception() -> None:
