@@ -1,0 +1,232 @@
+"""Command line: `python -m reference_container.deploy up|down ...` and its exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bidi_tts.protocol import DEFAULT_VOICE, Limits
+from reference_container.deploy import image as image_ops
+from reference_container.deploy.down import DownOptions, run_down
+from reference_container.deploy.errors import DeployError, ExitCode
+from reference_container.deploy.names import MAX_NAME_LEN
+from reference_container.deploy.plan import DEFAULT_INSTANCE_TYPE, DEFAULT_STARTUP_TIMEOUT_S
+from reference_container.deploy.up import UpOptions, run_up
+from reference_container.deploy.waiter import Polling
+
+EPILOG = f"""\
+exit codes:
+  {ExitCode.OK:3d}  done
+  {ExitCode.AWS_ERROR:3d}  AWS refused a call (permissions, quota, conflict, ...); the line says the fix
+  {ExitCode.USAGE:3d}  bad options or names
+  {ExitCode.LABEL:3d}  the image lacks the bidirectional-streaming label, or cannot be inspected
+  {ExitCode.ENDPOINT_FAILED:3d}  the endpoint ended Failed (its CloudWatch log group is printed)
+  {ExitCode.TIMEOUT:3d}  waiting for the endpoint timed out
+  {ExitCode.BUILD:3d}  docker build, login or push failed
+  {ExitCode.NO_CREDENTIALS:3d}  no or expired AWS credentials
+  {ExitCode.INTERRUPTED:3d}  interrupted (Ctrl-C)
+AWS configuration is the SDK's: credentials chain, AWS_REGION/--region, and endpoint overrides
+AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_SAGEMAKER, AWS_ENDPOINT_URL_ECR (e.g. a local moto server).
+"""
+
+
+def _env_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The pinned command line (CONTRACT.md section 2) plus a few documented extras."""
+    parser = argparse.ArgumentParser(
+        prog="python -m reference_container.deploy",
+        description="Deploy the reference TTS container to a SageMaker bidirectional-streaming endpoint "
+        "(plain boto3), or take it down.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,down}")
+
+    up = commands.add_parser(
+        "up",
+        help="create model, endpoint config and endpoint; wait for InService",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    up.add_argument(
+        "--name",
+        required=True,
+        help=f"deployment name (at most {MAX_NAME_LEN} characters); resources are NAME-model, "
+        "NAME-config, NAME-endpoint",
+    )
+    up.add_argument(
+        "--image",
+        help="image URI to deploy (used as given without --build; with --build, the "
+        "tag to build and push; default with --build: ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TIMESTAMP)",
+    )
+    up.add_argument(
+        "--role-arn",
+        required=True,
+        help="SageMaker execution role ARN (needs ECR pull and CloudWatch Logs write)",
+    )
+    up.add_argument(
+        "--instance-type", default=DEFAULT_INSTANCE_TYPE, help="default %(default)s (one A10G GPU)"
+    )
+    up.add_argument(
+        "--instance-count", type=int, default=1, help="initial instance count (default %(default)s)"
+    )
+    up.add_argument("--region", help="AWS region (default: AWS_REGION / your AWS config)")
+    up.add_argument(
+        "--build",
+        action="store_true",
+        help="docker build the image and push it first (creates "
+        "the ECR repository if missing and logs in with the ECR token)",
+    )
+    up.add_argument(
+        "--dockerfile",
+        type=Path,
+        default=image_ops.DEFAULT_DOCKERFILE,
+        help="Dockerfile for --build (default reference_container/Dockerfile)",
+    )
+    up.add_argument(
+        "--context", type=Path, default=image_ops.REPO_ROOT, help="build context (default: repo root)"
+    )
+    up.add_argument(
+        "--build-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="passed to docker build (repeatable), e.g. BASE_IMAGE=... KOKORO_ROUTE=hub",
+    )
+    up.add_argument(
+        "--skip-label-check",
+        action="store_true",
+        help="do not check the image for the bidirectional-streaming label",
+    )
+    up.add_argument("--no-wait", action="store_true", help="return once CreateEndpoint is accepted")
+    up.add_argument("--dry-run", action="store_true", help="print the calls it would make and make none")
+    up.add_argument(
+        "--voice",
+        default=DEFAULT_VOICE,
+        help="container default voice (env DEFAULT_VOICE; default %(default)s)",
+    )
+    up.add_argument(
+        "--max-text-chars",
+        type=int,
+        default=Limits().max_text_chars,
+        help="container limit (env MAX_TEXT_CHARS; default %(default)s)",
+    )
+    up.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=Limits().max_message_bytes,
+        help="container limit (env MAX_MESSAGE_BYTES; default %(default)s)",
+    )
+    up.add_argument(
+        "--env",
+        action="append",
+        type=_env_pair,
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra container environment (repeatable), e.g. KOKORO_BACKEND=torch",
+    )
+    up.add_argument(
+        "--startup-timeout",
+        type=int,
+        default=DEFAULT_STARTUP_TIMEOUT_S,
+        help="ContainerStartupHealthCheckTimeoutInSeconds (default %(default)s: model loading)",
+    )
+    up.add_argument(
+        "--wait-timeout",
+        type=float,
+        default=1800.0,
+        help="seconds to wait for InService (default %(default)s)",
+    )
+    up.add_argument(
+        "--poll-interval", type=float, default=15.0, help="seconds between status polls (default %(default)s)"
+    )
+
+    down = commands.add_parser(
+        "down",
+        help="delete endpoint, endpoint config and model (in that order)",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    down.add_argument("--name", required=True, help="the deployment name given to `up`")
+    down.add_argument(
+        "--purge",
+        action="store_true",
+        help="also delete the ECR repository of the model's "
+        "image (with its images) and the endpoint's CloudWatch log group",
+    )
+    down.add_argument("--region", help="AWS region (default: AWS_REGION / your AWS config)")
+    down.add_argument("--dry-run", action="store_true", help="print the calls it would make and make none")
+    down.add_argument(
+        "--wait-timeout",
+        type=float,
+        default=1200.0,
+        help="seconds to wait for the endpoint deletion (default %(default)s)",
+    )
+    down.add_argument("--poll-interval", type=float, default=10.0, help="seconds between status polls")
+    return parser
+
+
+def _out(line: str) -> None:
+    print(line, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit code (see EPILOG)."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "up":
+            environment = {
+                "DEFAULT_VOICE": args.voice,
+                "MAX_TEXT_CHARS": str(args.max_text_chars),
+                "MAX_MESSAGE_BYTES": str(args.max_message_bytes),
+                **dict(args.env),
+            }
+            run_up(
+                UpOptions(
+                    name=args.name,
+                    role_arn=args.role_arn,
+                    image=args.image,
+                    instance_type=args.instance_type,
+                    instance_count=args.instance_count,
+                    startup_timeout_s=args.startup_timeout,
+                    environment=environment,
+                    region=args.region,
+                    build=args.build,
+                    dockerfile=args.dockerfile,
+                    context=args.context,
+                    build_args=tuple(args.build_arg),
+                    skip_label_check=args.skip_label_check,
+                    wait=not args.no_wait,
+                    dry_run=args.dry_run,
+                    polling=Polling(timeout_s=args.wait_timeout, interval_s=args.poll_interval),
+                ),
+                out=_out,
+            )
+        else:
+            run_down(
+                DownOptions(
+                    name=args.name,
+                    region=args.region,
+                    purge=args.purge,
+                    dry_run=args.dry_run,
+                    polling=Polling(timeout_s=args.wait_timeout, interval_s=args.poll_interval),
+                ),
+                out=_out,
+            )
+    except DeployError as exc:
+        print(exc.one_line(), file=sys.stderr, flush=True)
+        if exc.log_group:
+            print(f"logs: CloudWatch log group {exc.log_group}", file=sys.stderr, flush=True)
+        return int(exc.code)
+    except KeyboardInterrupt:
+        print("interrupted; run `down --name NAME` to remove anything already created.", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
+    return int(ExitCode.OK)
