@@ -1,0 +1,116 @@
+"""The listening side of the stand-in: TLS (ALPN h2) on 127.0.0.1, one task per connection."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from pathlib import Path
+
+from bidi_tts.gateway.bridge import FrameRecord, StreamBridge
+from bidi_tts.gateway.config import GatewayConfig
+from bidi_tts.gateway.connection import H2ServerConnection, StreamHandler
+from bidi_tts.gateway.tls import server_tls_context
+
+logger = logging.getLogger("bidi_tts.gateway")
+
+
+class Gateway:
+    """A local SageMaker runtime edge in front of one container.
+
+    ``async with Gateway(config) as gw:`` serves on ``gw.url``; clients trust ``gw.ca_file``.
+    """
+
+    def __init__(self, config: GatewayConfig) -> None:
+        self.config = config
+        config.upstream_ws_base()  # fail fast on a bad --upstream
+        self.frames_to_container: list[FrameRecord] = []  # every data frame sent to the container
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self.ca_file: Path | None = None
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("gateway not started")
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def url(self) -> str:
+        host = self.config.host
+        return f"https://{'[' + host + ']' if ':' in host else host}:{self.port}"
+
+    async def start(self) -> None:
+        context, self.ca_file = server_tls_context(self.config.cert_dir)
+        self._server = await asyncio.start_server(
+            self._accept, self.config.host, self.config.port, ssl=context
+        )
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        ssl_object = writer.get_extra_info("ssl_object")
+        if ssl_object is None or ssl_object.selected_alpn_protocol() != "h2":
+            logger.info("refusing a connection that did not negotiate h2")
+            writer.close()
+            return
+        connection = H2ServerConnection(reader, writer, self._new_stream)
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        try:
+            await connection.serve()
+        finally:
+            self._connections.discard(task)
+
+    def _new_stream(self, conn: H2ServerConnection, stream_id: int, headers: dict[str, str]) -> StreamHandler:
+        return StreamBridge(self, conn, stream_id, headers)
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            for task in list(self._connections):
+                task.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 5.0)
+            self._server = None
+
+    async def serve_forever(self) -> None:
+        if self._server is None:
+            await self.start()
+        assert self._server is not None
+        await self._server.serve_forever()
+
+    async def __aenter__(self) -> Gateway:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class GatewayThread:
+    """Runs a :class:`Gateway` on its own event loop in a daemon thread (for tests and tools)."""
+
+    def __init__(self, config: GatewayConfig) -> None:
+        self.gateway = Gateway(config)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="gateway")
+
+    @property
+    def url(self) -> str:
+        return self.gateway.url
+
+    @property
+    def ca_file(self) -> str:
+        return str(self.gateway.ca_file)
+
+    def __enter__(self) -> GatewayThread:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.gateway.start(), self._loop).result(timeout=30)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self.gateway.close(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
