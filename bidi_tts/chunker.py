@@ -1,30 +1,426 @@
-"""Incremental sentence chunker (placeholder being replaced by the full implementation)."""
+"""Incremental sentence chunker: text fragments in (an LLM's tokens), speakable sentences out.
+
+:class:`IncrementalSentenceChunker` is a small scanner that keeps a scan position in its buffer and
+looks at every character a bounded number of times, so its cost is linear in the input whatever the
+fragmentation. A sentence is released the moment its end is certain; the chunker holds back only
+the lookahead that the boundary decision needs (after "word." it must see the next non-space
+character; after "U.S." the next word). :func:`split_sentences` applies the same rules to a whole
+string: ``split_sentences(t) == chunker.feed(t) + [chunker.flush()]`` (without a ``None``), and
+any fragmentation of ``t`` fed piece by piece yields the same list.
+
+Rules, in the order they are applied:
+
+1. **Line breaks** (``\\n``, ``\\r``, U+2028, ...) always end a sentence: lines, blank-line
+   paragraphs, markdown headings and list items come out one per line.
+2. **Terminator runs**: a run of ``. ! ? … ‽`` and closers (quotes, brackets, ``*``, ``_``) such
+   as ``?!``, ``."`` or ``.)`` is a candidate. It never ends a sentence when a non-space character
+   follows directly (``3.14``, ``v1.2.3``, ``e.g.,``, ``example.com/a.b``, ``report.pdf``,
+   ``wait...what``), except after the CJK stops ``。！？`` which end a sentence with no space, and
+   ``!``/``?`` directly before a CJK character. A line break after the run always ends it. Otherwise
+   the first significant character after the whitespace (skipping opening quotes and brackets)
+   decides, with the token before the run:
+
+   - ``!`` or ``?`` in the run: a boundary unless a lowercase word follows (``"Stop!" he said``).
+   - an ellipsis (``...``, ``…``): a boundary unless a lowercase word follows.
+   - a single ``.``: never before a lowercase word (the period was an abbreviation's); never after
+     a list marker (``1.``, ``a.``, ``iv.``) at the start of a sentence or after a colon; never
+     after a title (``Dr.``, ``Mrs.``, ``St.``) or ``e.g.``/``i.e.``/``vs.``; after ``No.``,
+     ``Fig.``, ``Jan.``, ``p.`` only before a number or a roman numeral; after ``etc.``,
+     ``Inc.``, ``a.m.``, ``Jr.`` a boundary before a capitalised word (our documented choice: a
+     capital after a sentence-final abbreviation starts a new sentence) but not before a number;
+     after an initial or initialism (``J.``, ``U.S.``, ``Ph.D.``) a boundary only before a word
+     that nearly always starts a sentence (``The``, ``It``, ``However``...), so ``J. R. R.
+     Tolkien`` and ``U.S. Army`` stay whole; after any other word, a boundary.
+3. **Length**: a sentence never exceeds ``max_chars``. Text that reaches the limit is cut at the
+   last clause boundary (``,`` ``;`` ``:`` followed by a space, a spaced ``-``, or a dash
+   ``—``/``–``), else at the last word boundary, else (one word longer than the limit) at the
+   limit itself. A terminator run whose lookahead would need a non-space character beyond the limit
+   ends the sentence there, since the sentence could not grow anyway.
+4. **First chunk** (off by default): ``first_max_chars`` gives the first released chunk its own,
+   shorter limit, and ``first_split_words`` releases the first chunk at its first clause boundary
+   once it holds that many words, so speech can start sooner.
+
+At :meth:`IncrementalSentenceChunker.flush` a decision still waiting for lookahead resolves as
+"no boundary": the rest of the text is one last sentence, so ``flush`` never has two to return.
+Outputs are stripped of surrounding whitespace and never empty, and their concatenation equals the
+input once whitespace is removed.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from enum import Enum, auto
+from typing import Final
 
-_SPLIT = re.compile(r"(?<=[.!?])\s+")
+from bidi_tts._abbreviations import (
+    ALWAYS_CONTINUE,
+    BEFORE_NUMBER,
+    DAYS,
+    MONTHS,
+    SENTENCE_FINAL,
+    SENTENCE_STARTERS,
+    TIME_OF_DAY,
+    TIME_ZONES,
+    TITLES,
+)
+
+__all__ = ["DEFAULT_MAX_CHARS", "IncrementalSentenceChunker", "split_sentences"]
+
+DEFAULT_MAX_CHARS: Final = 300
+
+NEWLINES: Final = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+_CJK_STOPS: Final = frozenset("。！？｡")
+_STRONG: Final = frozenset("!?‽！？")
+TERMINATORS: Final = frozenset(".!?…‽") | _CJK_STOPS
+CLOSERS: Final = frozenset("\"'”’)]}»›*_」』）】〕〗〙〛〉》＂")
+OPENERS: Final = frozenset("\"'“‘([{«‹¿¡*_「『（【〔〈《＂`")
+_RUN_CHARS: Final = TERMINATORS | CLOSERS
+_CLAUSE_PUNCT: Final = frozenset(",;:")
+_DASHES: Final = frozenset("—–")
+_DASH_TOKENS: Final = frozenset({"-", "--", "—", "–", "‐"})
+_MAX_OPENERS: Final = 8  # opening punctuation skipped when looking for the next word
+_MAX_WORD: Final = 20  # longer than any word in the lists; a longer word decides "not listed"
+
+# Characters the scanner must look at one by one; everything else is skipped in bulk.
+_INTERESTING: Final = re.compile(r"[\s.!?…‽。！？｡—–]")
+_SPACES_NO_NEWLINE: Final = re.compile(r"[^\S\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+")
+_LIST_MARKER: Final = re.compile(
+    r"\d{1,3}|[A-Za-z]|(?=.)x{0,3}(?:ix|iv|v?i{0,3})|(?=.)X{0,3}(?:IX|IV|V?I{0,3})"
+)
+_ROMAN: Final = re.compile(r"[IVXLCDM]{2,8}")
+# "U.S", "Ph.D", "M.Sc", "a.k.a" (not "co.uk": all-lowercase segments must be single letters).
+_INITIALISM: Final = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]|(?=.*[A-Z])(?:[^\W\d_]{1,2}\.)+[^\W\d_]{1,2}")
+_TOKEN_TAIL: Final = re.compile(r"[-/–—‐]")
+
+
+class _Decision(Enum):
+    SPLIT = auto()  # the run ends a sentence
+    CONTINUE = auto()  # the run is inside a sentence
+    CUT = auto()  # the run itself crosses the length limit
+    WAIT = auto()  # the decision needs characters not received yet
+
+
+def _is_cjk(ch: str) -> bool:
+    o = ord(ch)
+    return 0x3000 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF
 
 
 class IncrementalSentenceChunker:
-    def __init__(self, max_chars: int = 400) -> None:
-        self._buffer = ""
+    """Turn a stream of text fragments into complete sentences, released as early as is certain.
+
+    Args:
+        max_chars: the longest sentence released; longer run-on text is cut at a clause or word
+            boundary (see the module docstring).
+        first_max_chars: a separate, usually shorter, limit for the first chunk released.
+        first_split_words: release the first chunk at its first clause boundary (``,`` ``;`` ``:``
+            or a spaced dash) once it holds at least this many words.
+
+    After :meth:`flush` the chunker is empty and ready for a new stream (with a new first chunk).
+    """
+
+    def __init__(
+        self,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        *,
+        first_max_chars: int | None = None,
+        first_split_words: int | None = None,
+    ) -> None:
+        for name, value in (
+            ("max_chars", max_chars),
+            ("first_max_chars", first_max_chars),
+            ("first_split_words", first_split_words),
+        ):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
         self.max_chars = max_chars
+        self.first_max_chars = first_max_chars
+        self.first_split_words = first_split_words
+        self._buf = ""
+        self._pos = 0  # next index to scan
+        self._emitted = False
+        self._reset_segment()
+
+    def _reset_segment(self) -> None:
+        self._seg = -1  # start of the current sentence (a non-space index), -1 while between sentences
+        self._limit = 0  # index of the first character that would make the sentence too long
+        self._tok = -1  # start of the current token, -1 in whitespace
+        self._tok_prev = ""  # last non-space character before the current token
+        self._last = ""  # last non-space character scanned
+        self._clause = -1  # last clause-boundary cut index in this sentence
+        self._word = -1  # last word-boundary cut index in this sentence
+        self._words = 0
+        self._la_run = -1  # run start whose lookahead whitespace is cached ...
+        self._la_pos = -1  # ... and how far that whitespace has been checked
+
+    # -- public API ---------------------------------------------------------------------------
 
     def feed(self, fragment: str) -> list[str]:
-        self._buffer += fragment
-        parts = _SPLIT.split(self._buffer)
-        self._buffer = parts.pop()
-        return [p.strip() for p in parts if p.strip()]
+        """Add a fragment; return the sentences that are now certainly complete, in order."""
+        if not isinstance(fragment, str):
+            raise TypeError(f"fragment must be str, got {type(fragment).__name__}")
+        out: list[str] = []
+        if fragment:
+            self._buf += fragment
+            self._scan(out, final=False)
+            self._compact()
+        return out
 
     def flush(self) -> str | None:
-        rest, self._buffer = self._buffer.strip(), ""
-        return rest or None
+        """End the stream: return what is left as the last sentence (or None), and reset."""
+        out: list[str] = []
+        self._scan(out, final=True)
+        if self._seg >= 0:
+            self._emit(out, len(self._buf))
+        self._buf = ""
+        self._pos = 0
+        self._emitted = False
+        self._reset_segment()
+        if not out:
+            return None
+        # By construction at most one sentence is left at the end (see the module docstring);
+        # joining is a never-lose-text fallback, not an expected path.
+        return out[0] if len(out) == 1 else " ".join(out)
+
+    # -- scanner ------------------------------------------------------------------------------
+
+    def _start_segment(self, i: int) -> None:
+        self._seg = i
+        first = self.first_max_chars if not self._emitted and self.first_max_chars else None
+        self._limit = i + (first or self.max_chars)
+
+    def _emit(self, out: list[str], end: int) -> None:
+        piece = self._buf[self._seg : end].strip()
+        if piece:
+            out.append(piece)
+            self._emitted = True
+        self._reset_segment()
+
+    def _cut(self, out: list[str]) -> int:
+        """Cut the current sentence at its length limit; return the index to scan next."""
+        if self._clause > self._seg:
+            end = self._clause
+        elif self._word > self._seg:
+            end = self._word
+        else:
+            end = self._limit  # a single word longer than the limit
+        self._emit(out, end)
+        return end
+
+    def _scan(self, out: list[str], *, final: bool) -> None:
+        buf = self._buf
+        n = len(buf)
+        i = self._pos
+        while i < n:
+            ch = buf[i]
+            if self._seg < 0:
+                if ch.isspace():
+                    i += 1
+                    continue
+                self._start_segment(i)
+            if ch.isspace():
+                if ch in NEWLINES:
+                    self._emit(out, i)
+                    i += 1
+                    continue
+                if self._tok >= 0:
+                    self._end_token(i)
+                    if (
+                        self._clause == i
+                        and self.first_split_words
+                        and not self._emitted
+                        and self._words >= self.first_split_words
+                    ):
+                        self._emit(out, i)
+                        i += 1
+                        continue
+                m = _SPACES_NO_NEWLINE.match(buf, i)
+                i = m.end() if m else i + 1
+                continue
+            if i >= self._limit:
+                i = self._cut(out)
+                continue
+            if self._tok < 0:
+                self._tok = i
+                self._tok_prev = self._last
+                self._words += 1
+            if ch in TERMINATORS:
+                decision, end = self._decide(i, final)
+                if decision is _Decision.WAIT:
+                    break
+                if decision is _Decision.CUT:
+                    i = self._cut(out)
+                elif decision is _Decision.SPLIT:
+                    self._emit(out, end)
+                    i = end
+                else:
+                    self._last = buf[end - 1]
+                    i = end
+                continue
+            if ch in _DASHES:
+                self._clause = i + 1
+                self._last = ch
+                i += 1
+                continue
+            m = _INTERESTING.search(buf, i + 1)
+            stop = m.start() if m else n
+            if stop > self._limit:
+                i = self._cut(out)
+                continue
+            self._last = buf[stop - 1]
+            i = stop
+        self._pos = i
+
+    def _end_token(self, i: int) -> None:
+        """Record the word (and maybe clause) boundary at whitespace index `i` ending a token."""
+        token = self._buf[self._tok : i]
+        bare = token.rstrip("".join(CLOSERS))
+        if (bare and bare[-1] in _CLAUSE_PUNCT) or token in _DASH_TOKENS:
+            self._clause = i
+        self._word = i
+        self._tok = -1
+
+    def _compact(self) -> None:
+        """Drop the released prefix of the buffer, once per feed (keeps feeds linear)."""
+        keep = self._seg if self._seg >= 0 else self._pos
+        if keep <= 0:
+            return
+        self._buf = self._buf[keep:]
+        self._pos -= keep
+        if self._seg >= 0:
+            self._seg -= keep
+            self._limit -= keep
+            for name in ("_tok", "_clause", "_word", "_la_run", "_la_pos"):
+                value = getattr(self, name)
+                if value >= 0:
+                    setattr(self, name, value - keep)
+
+    # -- boundary decision --------------------------------------------------------------------
+
+    def _decide(self, j: int, final: bool) -> tuple[_Decision, int]:
+        """Decide whether the terminator run starting at `j` ends the sentence.
+
+        Returns the decision and the index just after the run. WAIT is returned only when the
+        answer truly depends on characters not yet received; at the end of the stream (`final`)
+        such a decision is CONTINUE, so the remaining text stays one sentence.
+        """
+        buf = self._buf
+        n = len(buf)
+        k = j
+        while k < n and buf[k] in _RUN_CHARS:
+            if k >= self._limit:
+                return _Decision.CUT, k
+            k += 1
+        wait = _Decision.CONTINUE if final else _Decision.WAIT
+        if k == n:
+            return wait, k
+        run = buf[j:k]
+        if any(c in _CJK_STOPS for c in run):
+            return _Decision.SPLIT, k
+        strong = any(c in _STRONG for c in run)
+        nxt = buf[k]
+        if not nxt.isspace():
+            if _is_cjk(nxt) and (strong or (j > 0 and _is_cjk(buf[j - 1]))):
+                return _Decision.SPLIT, k
+            return _Decision.CONTINUE, k
+
+        # Whitespace follows: find the first significant character, remembering how far the
+        # whitespace was already checked so a long run of spaces is not re-read on every feed.
+        m = self._la_pos if self._la_run == j else k
+        while m < n and buf[m].isspace():
+            if buf[m] in NEWLINES:
+                return _Decision.SPLIT, k
+            m += 1
+        self._la_run, self._la_pos = j, m
+        if m == n:
+            return wait, k
+        p = m
+        while p < n and buf[p] in OPENERS and p - m < _MAX_OPENERS:
+            p += 1
+        if p >= self._limit:
+            return _Decision.SPLIT, k  # the sentence cannot grow past here anyway
+        if p == n:
+            return wait, k
+        d = buf[p]
+        if d in TERMINATORS or d in CLOSERS or d in _CLAUSE_PUNCT:
+            return _Decision.CONTINUE, k  # spaced ellipsis ". . ." or stray punctuation
+        lower = d.islower()
+        if strong or "…" in run or run.count(".") >= 2:
+            return (_Decision.CONTINUE if lower else _Decision.SPLIT), k
+        if lower:
+            return _Decision.CONTINUE, k
+        return self._decide_period(j, k, p, final)
+
+    def _decide_period(self, j: int, k: int, p: int, final: bool) -> tuple[_Decision, int]:
+        """A single period before a non-lowercase character at `p`: look at the token before it."""
+        buf = self._buf
+        token = buf[self._tok : j].lstrip("".join(OPENERS)) if 0 <= self._tok < j else ""
+        d = buf[p]
+        upper = d.isupper()
+        digit = d.isdigit()
+        split, cont = (_Decision.SPLIT, k), (_Decision.CONTINUE, k)
+        if not token:
+            return split
+        if _LIST_MARKER.fullmatch(token) and (self._tok == self._seg or self._tok_prev == ":"):
+            return cont
+        tail = _TOKEN_TAIL.split(token)[-1] or token
+        low = tail.lower()
+        if tail in TITLES or (tail[:1].isupper() and tail.capitalize() in TITLES):
+            return cont
+        if low in ALWAYS_CONTINUE:
+            return cont
+        if low in BEFORE_NUMBER and (len(tail) > 1 or tail.islower()):
+            if digit:
+                return cont
+            if not upper:
+                return split
+            return self._word_rule(p, k, final, lambda w, _after: bool(_ROMAN.fullmatch(w)))
+        if low in DAYS:
+            if digit:
+                return cont
+            if not upper:
+                return split
+            return self._word_rule(p, k, final, lambda w, _after: w.lower() in MONTHS)
+        if low in SENTENCE_FINAL:
+            if digit:
+                return cont
+            if upper and low in TIME_OF_DAY:
+                return self._word_rule(p, k, final, lambda w, _after: w in TIME_ZONES)
+            return split
+        initial = len(tail) == 1 and tail.isupper()
+        if initial or _INITIALISM.fullmatch(tail):
+            if digit:
+                return cont
+            if not upper:
+                return split
+            # A starter word followed by "." is itself an initial ("J. A. Smith").
+            return self._word_rule(p, k, final, lambda w, after: w not in SENTENCE_STARTERS or after == ".")
+        return split
+
+    def _word_rule(
+        self, p: int, k: int, final: bool, continues: Callable[[str, str], bool]
+    ) -> tuple[_Decision, int]:
+        """Decide from the whole word at `p`: `continues(word, char_after)` True means no boundary.
+
+        A word is letters only ("It's" reads as "It"), at most ``_MAX_WORD`` of them. When the word
+        would run past the length limit the sentence ends here (it could not grow anyway); when it
+        may not be complete yet the decision waits (or, at the end of the stream, continues).
+        """
+        buf = self._buf
+        n = len(buf)
+        q = p
+        while q < n and buf[q].isalpha() and q - p < _MAX_WORD:
+            q += 1
+            if q >= self._limit:
+                return _Decision.SPLIT, k
+        if q == n:
+            return (_Decision.CONTINUE if final else _Decision.WAIT), k
+        return (_Decision.CONTINUE if continues(buf[p:q], buf[q]) else _Decision.SPLIT), k
 
 
-def split_sentences(text: str) -> list[str]:
-    chunker = IncrementalSentenceChunker()
+def split_sentences(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
+    """Split a whole text into sentences with exactly the rules of :class:`IncrementalSentenceChunker`."""
+    chunker = IncrementalSentenceChunker(max_chars=max_chars)
     out = chunker.feed(text)
     tail = chunker.flush()
-    return out + ([tail] if tail else [])
+    return out if tail is None else [*out, tail]
