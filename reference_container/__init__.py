@@ -1,0 +1,1 @@
+"""The reference Kokoro-82M container for SageMaker AI bidirectional streaming (see CONTRACT.md)."""

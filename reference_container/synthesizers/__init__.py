@@ -1,0 +1,1 @@
+"""Speech synthesizers behind one seam (:class:`base.Synthesizer`); the web layer knows no model."""

@@ -1,0 +1,144 @@
+"""Kokoro-82M on torch (`kokoro.KModel` + `KPipeline`), on CUDA when present: the production route.
+
+Weights come from a local folder (`kokoro-v1_0.pth` + `config.json`, baked into the image) or, for
+a user with network, from the hub at load time; never at request time. Voices are handed to
+`KPipeline` as CPU float32 tensors: only a `torch.FloatTensor` passes its `isinstance` check, any
+other value is taken for a voice *name* and looked up on the hub.
+
+`random_init=True` builds the model from the real config with no trained weights (an empty state
+dict) and calibrated durations: it runs the real code at the real cost per audio second, for tests
+and GPU timing only. It speaks noise.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reference_container import assets
+from reference_container.g2p import install_spacy_shim
+
+log = logging.getLogger(__name__)
+
+# Untrained models predict arbitrary durations; the real model averages ~2.8 frames per phoneme.
+_CALIBRATED_DURATION_BIAS = math.log(0.056 / 0.944)
+
+
+def calibrate_untrained_durations(model: Any) -> None:
+    """Give a randomly initialised KModel the real model's speaking rate (timing runs only)."""
+    import torch
+
+    layer = model.predictor.duration_proj.linear_layer
+    with torch.no_grad():
+        layer.weight.zero_()
+        layer.bias.fill_(_CALIBRATED_DURATION_BIAS)
+
+
+def resolve_device(device: str) -> str:
+    """`auto` -> cuda when available, else cpu; `cuda` without a GPU is an error."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("--device cuda was asked for but no CUDA device is available")
+    return device
+
+
+class TorchKokoro:
+    """KModel + KPipeline synthesizer; one pipeline per worker so G2P state is never shared."""
+
+    name = "torch"
+    sample_rate = 24_000
+
+    def __init__(
+        self,
+        *,
+        voices_dir: Path | None = None,
+        weights_dir: Path | None = None,
+        device: str = "auto",
+        workers: int = 1,
+        default_voice: str = "af_heart",
+        random_init: bool = False,
+    ) -> None:
+        self._voices_dir = voices_dir
+        self._weights_dir = weights_dir
+        self._device_setting = device
+        self._workers = max(1, workers)
+        self._default_voice = default_voice
+        self.random_init = random_init
+        self.device = "cpu"
+        self.model: Any = None
+        self._pipelines: queue.Queue[Any] = queue.Queue()
+        self._voices: dict[str, Any] = {}
+        self._bank: assets.VoiceBank | None = None
+
+    @property
+    def voices(self) -> frozenset[str]:
+        return frozenset(self._voices)
+
+    def _weights(self) -> tuple[str | dict[str, Any], str]:
+        config = assets.find_config(self._weights_dir)
+        if self.random_init:
+            if config is None:
+                raise assets.AssetError("random_init needs a local config.json (weights dir or ../shared/kokoro)")
+            empty = Path(tempfile.gettempdir()) / "bidi-tts-empty-kokoro.pth"
+            import torch
+
+            torch.save({}, empty)
+            return str(config), str(empty)
+        weights = assets.find_torch_weights(self._weights_dir)
+        if config is not None and weights is not None:
+            return str(config), str(weights)
+        # A user with network: fetch both now, at load time (never per request).
+        from huggingface_hub import hf_hub_download
+
+        try:
+            return (str(config) if config else hf_hub_download(assets.REPO_ID, "config.json"),
+                    str(weights) if weights else hf_hub_download(assets.REPO_ID, assets.TORCH_WEIGHTS_NAME))
+        except Exception as exc:
+            raise assets.AssetError(
+                f"no local {assets.TORCH_WEIGHTS_NAME} (set --weights-dir) and the hub is unreachable"
+            ) from exc
+
+    def load(self) -> None:
+        import torch
+        from kokoro import KModel, KPipeline
+
+        install_spacy_shim()
+        self.device = resolve_device(self._device_setting)
+        config, weights = self._weights()
+        model = KModel(repo_id=assets.REPO_ID, config=config, model=weights)
+        if self.random_init:
+            calibrate_untrained_durations(model)
+            log.warning("event=random_init_model message=\"torch model has random weights: it speaks noise\"")
+        self.model = model.to(self.device).eval()
+        for _ in range(self._workers):
+            self._pipelines.put(KPipeline(lang_code="a", repo_id=assets.REPO_ID, model=self.model))
+        self._bank = assets.find_voices(self._voices_dir, allow_hub=True, default_voice=self._default_voice)
+        # CPU float32 tensors: the only voice type KPipeline.load_voice takes as a tensor.
+        self._voices = {name: torch.from_numpy(pack.copy()) for name, pack in self._bank.packs.items()}
+        log.info("event=model_loaded backend=torch device=%s weights=%s voices=%d voice_source=%s",
+                 self.device, weights, len(self._voices), self._bank.source)
+
+    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[np.ndarray]:
+        import torch
+
+        if self.model is None:
+            raise RuntimeError("synthesizer used before load()")
+        pack = self._voices[voice]
+        pipeline = self._pipelines.get()
+        try:
+            with torch.inference_mode():
+                for result in pipeline(text, voice=pack, speed=speed, split_pattern=None):
+                    if result.audio is not None:
+                        yield result.audio.detach().float().cpu().numpy().reshape(-1)
+        finally:
+            self._pipelines.put(pipeline)
