@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import socket
 import struct
@@ -61,6 +62,27 @@ class ToySynthesizer:
                 yield chunk
 
 
+def _requested_format(body: bytes) -> str:
+    try:
+        value = json.loads(body).get("format", "pcm")
+    except (ValueError, AttributeError):
+        return "pcm"
+    return value if isinstance(value, str) else "pcm"
+
+
+def wav_header(sample_rate: int) -> bytes:
+    """A streaming WAV header: RIFF and data sizes unknown (0xFFFFFFFF), PCM s16le mono."""
+    unknown = 0xFFFFFFFF
+    return (b"RIFF" + struct.pack("<I", unknown) + b"WAVE" + b"fmt " + struct.pack(
+        "<IHHIIHH", 16, 1, 1, sample_rate, sample_rate * 2, 2, 16) + b"data" + struct.pack("<I", unknown))
+
+
+async def _with_wav_header(pcm: AsyncIterator[bytes], sample_rate: int) -> AsyncIterator[bytes]:
+    yield wav_header(sample_rate)
+    async for chunk in pcm:
+        yield chunk
+
+
 class ToyContainer:
     """Builds the Starlette app. Subclass and override a hook to break one clause."""
 
@@ -103,6 +125,9 @@ class ToyContainer:
             return JSONResponse({"code": exc.code.value, "message": exc.message}, status_code=400)
         if not isinstance(parsed, protocol.SynthesizeRequest):
             return JSONResponse({"code": "unknown_type", "message": "POST takes a synthesize message."}, 400)
+        if _requested_format(await request.body()) == "wav":
+            return StreamingResponse(_with_wav_header(self.synth.stream(parsed), parsed.sample_rate),
+                                     media_type="audio/wav")
         return StreamingResponse(self.synth.stream(parsed), media_type="audio/pcm")
 
     async def websocket(self, ws: WebSocket) -> None:

@@ -1,0 +1,112 @@
+"""post.*: POST /invocations: streamed PCM, streamed WAV with 0xFFFFFFFF sizes, coded 400 errors."""
+
+from __future__ import annotations
+
+import json
+import struct
+import time
+
+from conformance.cases._util import SENTENCE, SHORT, message_problem, rms
+from conformance.cases.audio import MIN_RMS, STREAM_FIRST, STREAM_REST
+from conformance.context import CaseContext
+from conformance.model import CaseFailed, Outcome, Requires, case, non_strict, ok
+
+UNKNOWN_SIZE = 0xFFFFFFFF
+
+
+async def _post(ctx: CaseContext, body: dict[str, object]) -> tuple[int, str, bytes, float | None, float]:
+    """Status, content type, body, time to first body byte, total time."""
+    start = time.perf_counter()
+    first: float | None = None
+    data = bytearray()
+    async with ctx.http().stream("POST", "/invocations", content=json.dumps(body),
+                                 headers={"Content-Type": "application/json"}) as response:
+        async for chunk in response.aiter_bytes():
+            if chunk and first is None:
+                first = time.perf_counter() - start
+            data.extend(chunk)
+        return (response.status_code, response.headers.get("content-type", ""), bytes(data), first,
+                time.perf_counter() - start)
+
+
+@case("post.pcm.1", "POST /invocations returns raw s16le PCM (audio/pcm) by default",
+      clauses=["POST-INVOCATIONS", "TTS-AUDIO"], expect="200, audio/pcm, even length, not silent",
+      requires=[Requires.HTTP])
+async def post_pcm(ctx: CaseContext) -> Outcome:
+    status, ctype, data, _, _ = await _post(ctx, {"text": SENTENCE, "voice": ctx.options.voice})
+    if status != 200:
+        raise CaseFailed(f"POST /invocations answered {status}: {data[:120]!r}", expected="200",
+                         actual=str(status))
+    if not ctype.startswith("audio/pcm"):
+        raise CaseFailed(f"Content-Type {ctype!r}", expected="audio/pcm", actual=ctype)
+    if len(data) % 2 or rms(data) < MIN_RMS:
+        raise CaseFailed(f"{len(data)} bytes, RMS {rms(data):.1f}", expected="whole samples of real sound")
+    return ok(f"{len(data)} bytes")
+
+
+@case("post.wav.1", 'POST /invocations with "format": "wav" streams a WAV header with 0xFFFFFFFF sizes',
+      clauses=["POST-INVOCATIONS"], expect="RIFF/WAVE, PCM 16-bit mono at the rate, sizes 0xFFFFFFFF",
+      requires=[Requires.HTTP])
+async def post_wav(ctx: CaseContext) -> Outcome:
+    status, _, data, _, _ = await _post(ctx, {"text": SHORT, "format": "wav"})
+    if status != 200:
+        raise CaseFailed(f"POST /invocations (wav) answered {status}", expected="200", actual=str(status))
+    if len(data) < 44 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        raise CaseFailed(f"not a WAV stream: starts {data[:12]!r}", expected="RIFF....WAVE")
+    riff_size = struct.unpack_from("<I", data, 4)[0]
+    fmt = data.find(b"fmt ")
+    dchunk = data.find(b"data")
+    if fmt < 0 or dchunk < 0:
+        raise CaseFailed("WAV header without fmt or data chunk")
+    audio_format, channels, rate, _, _, bits = struct.unpack_from("<HHIIHH", data, fmt + 8)
+    data_size = struct.unpack_from("<I", data, dchunk + 4)[0]
+    problems = []
+    if riff_size != UNKNOWN_SIZE or data_size != UNKNOWN_SIZE:
+        problems.append(f"sizes RIFF={riff_size:#x} data={data_size:#x} (a streamed WAV uses 0xFFFFFFFF)")
+    if (audio_format, channels, bits) != (1, 1, 16) or rate != ctx.options.sample_rate:
+        problems.append(f"format {audio_format}, {channels} channels, {bits} bits, {rate} Hz")
+    if problems:
+        raise CaseFailed("; ".join(problems), expected="PCM, 1 channel, 16 bits, sizes 0xFFFFFFFF")
+    return ok(f"{len(data) - dchunk - 8} PCM bytes after the header")
+
+
+@case("post.errors.1", "POST /invocations answers bad input with 400 and a coded JSON body",
+      clauses=["POST-INVOCATIONS", "TTS-ERROR"], expect='400 {"code", "message"} with the right code',
+      requires=[Requires.HTTP])
+async def post_errors(ctx: CaseContext) -> Outcome:
+    bad: list[tuple[str, bytes, str]] = [
+        ("not JSON", b"Hello there", "invalid_json"),
+        ("no text", json.dumps({"voice": ctx.options.voice}).encode(), "text_required"),
+        ("unknown voice", json.dumps({"text": SHORT, "voice": "../../etc/passwd"}).encode(), "unknown_voice"),
+        ("speed 0", json.dumps({"text": SHORT, "speed": 0}).encode(), "bad_speed"),
+        ("invalid UTF-8", b'{"text": "caf\xc3"}', "invalid_utf8"),
+    ]
+    for what, body, code in bad:
+        response = await ctx.http().post("/invocations", content=body,
+                                         headers={"Content-Type": "application/json"})
+        if response.status_code != 400:
+            raise CaseFailed(f"{what}: HTTP {response.status_code}", expected="400",
+                             actual=str(response.status_code))
+        try:
+            obj = response.json()
+        except ValueError:
+            raise CaseFailed(f"{what}: the 400 body is not JSON: {response.text[:80]!r}") from None
+        if not isinstance(obj, dict) or obj.get("code") != code:
+            got = obj.get("code") if isinstance(obj, dict) else obj
+            raise CaseFailed(f"{what}: code {got!r}", expected=code, actual=repr(got))
+        if problem := message_problem(obj.get("message")):
+            raise CaseFailed(f"{what}: {problem}")
+    return ok(f"{len(bad)} bad bodies answered 400 with their codes")
+
+
+@case("post.stream.1", "POST /invocations streams: the first bytes come before the whole text is done",
+      clauses=["POST-INVOCATIONS", "TTS-STREAM"], expect="first byte well before the end",
+      requires=[Requires.HTTP])
+async def post_stream(ctx: CaseContext) -> Outcome:
+    status, _, _, first, total = await _post(ctx, {"text": STREAM_FIRST + STREAM_REST})
+    if status != 200 or first is None:
+        raise CaseFailed(f"POST /invocations answered {status} with no body", expected="200 with audio")
+    shown = f"first bytes after {first * 1000:.0f} ms of {total * 1000:.0f} ms"
+    if first > 0.6 * total and total > 0.2:
+        return non_strict(f"the response seems buffered, not streamed: {shown}")
+    return ok(shown)

@@ -1,0 +1,224 @@
+"""Targets: where the cases run. A case only sees ``connect()`` and ``base_url``.
+
+Kinds: ``url`` (a running container), ``process`` (the reference container started as a local
+process), ``docker`` (the reference image through testcontainers) and ``sagemaker`` (an endpoint,
+through InvokeEndpointWithBidirectionalStream).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bidi_tts.transports.base import Transport
+from bidi_tts.transports.websocket import WebSocketTransport
+
+DEFAULT_IMAGE = "bidi-tts-reference:latest"
+READY_TIMEOUT_S = 480.0  # SM-PING: a container must pass /ping within 8 minutes of start
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def ping_status(base_url: str, timeout: float = 2.0) -> int | None:
+    """HTTP status of GET /ping, or None when nothing answers."""
+    try:
+        with urllib.request.urlopen(base_url.rstrip("/") + "/ping", timeout=timeout) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass
+class Target:
+    """A container to check. Subclasses add how to start and reach it."""
+
+    kind: str = "url"
+    base_url: str | None = None
+    image: str | None = None  # set for docker targets: the label case inspects it
+    description: str = ""
+
+    async def connect(self, **opts: Any) -> Transport:
+        """Open one session. Options: ``headers`` (WebSocket only), ``open_timeout``."""
+        assert self.base_url is not None
+        return await WebSocketTransport.open(
+            self.base_url,
+            headers=opts.get("headers"),
+            open_timeout=float(opts.get("open_timeout", 10.0)),
+        )
+
+    def start(self, progress: Progress = _quiet) -> None:
+        """Bring the target up (no-op for a running URL)."""
+
+    def stop(self) -> None:
+        """Tear down whatever start() brought up."""
+
+    @property
+    def label(self) -> str:
+        return self.description or f"{self.kind} {self.base_url or ''}".strip()
+
+
+def wait_ready(base_url: str, timeout: float, progress: Progress, alive: Callable[[], bool]) -> None:
+    """Poll /ping until 200, printing progress every few seconds."""
+    start = time.monotonic()
+    last_note = start
+    status: int | None = None
+    while time.monotonic() - start < timeout:
+        if not alive():
+            raise RuntimeError(f"the container exited before /ping answered 200 (last status {status})")
+        status = ping_status(base_url, timeout=2.0)
+        if status == 200:
+            progress(f"ready after {time.monotonic() - start:.1f} s ({base_url}/ping answered 200)")
+            return
+        if time.monotonic() - last_note >= 5:
+            last_note = time.monotonic()
+            shown = "no answer" if status is None else f"HTTP {status}"
+            progress(f"waiting for {base_url}/ping: {shown} after {last_note - start:.0f} s")
+        time.sleep(0.25)
+    raise RuntimeError(f"{base_url}/ping did not answer 200 within {timeout:.0f} s (last status {status})")
+
+
+@dataclass
+class ProcessTarget(Target):
+    """The reference container as a local process on a free port."""
+
+    kind: str = "process"
+    ready_timeout: float = READY_TIMEOUT_S
+    log_path: str | None = None
+    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    def start(self, progress: Progress = _quiet) -> None:
+        port = free_port()
+        self.base_url = f"http://127.0.0.1:{port}"
+        cmd = [sys.executable, "-m", "reference_container", "--host", "127.0.0.1", "--port", str(port)]
+        progress(f"starting the reference container: {' '.join(cmd)}")
+        log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        self.description = f"process pid {self._proc.pid} {self.base_url}"
+        try:
+            wait_ready(self.base_url, self.ready_timeout, progress, lambda: self._proc is not None
+                       and self._proc.poll() is None)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def docker_available(image: str) -> tuple[bool, str]:
+    """Whether a Docker engine answers and holds `image`; the reason when not."""
+    try:
+        import docker  # type: ignore[import-untyped]
+
+        client = docker.from_env(timeout=5)
+        client.ping()
+    except Exception as exc:  # any failure means "no engine here"
+        return False, f"no Docker engine answers ({type(exc).__name__})"
+    try:
+        client.images.get(image)
+    except Exception:
+        return False, f"the Docker engine has no image {image!r}"
+    return True, ""
+
+
+@dataclass
+class DockerTarget(Target):
+    """The reference image, run through testcontainers."""
+
+    kind: str = "docker"
+    ready_timeout: float = READY_TIMEOUT_S
+    _container: Any = field(default=None, repr=False)
+
+    def start(self, progress: Progress = _quiet) -> None:
+        os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+        os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
+        from testcontainers.core.container import DockerContainer  # type: ignore[import-untyped]
+
+        assert self.image
+        progress(f"starting image {self.image} with testcontainers")
+        container = DockerContainer(self.image).with_exposed_ports(8080)
+        container.start()
+        self._container = container
+        host = container.get_container_host_ip()
+        if host in ("localhost", "0.0.0.0"):
+            host = "127.0.0.1"
+        self.base_url = f"http://{host}:{container.get_exposed_port(8080)}"
+        self.description = f"docker {self.image} {self.base_url}"
+
+        def alive() -> bool:
+            container.get_wrapped_container().reload()
+            return bool(container.get_wrapped_container().status in ("running", "created"))
+
+        try:
+            wait_ready(self.base_url, self.ready_timeout, progress, alive)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        container, self._container = self._container, None
+        if container is not None:
+            container.stop()
+
+    def image_labels(self) -> dict[str, str]:
+        import docker
+
+        assert self.image
+        return dict(docker.from_env(timeout=10).images.get(self.image).labels or {})
+
+
+@dataclass
+class SageMakerEndpointTarget(Target):
+    """A SageMaker endpoint (or a local stand-in reached through --endpoint-url)."""
+
+    kind: str = "sagemaker"
+    endpoint_name: str = ""
+    region: str = "us-east-1"
+    endpoint_url: str | None = None
+    ca_file: str | None = None
+
+    async def connect(self, **opts: Any) -> Transport:
+        """Open one session. Option ``data_type``: FrameKind.TEXT/BINARY or None (unset)."""
+        from bidi_tts.transports.sagemaker import SageMakerTarget, SageMakerTransport
+
+        target = SageMakerTarget(
+            self.endpoint_name,
+            region=self.region,
+            endpoint_url=self.endpoint_url,
+            ca_file=self.ca_file,
+        )
+        transport: Transport = await SageMakerTransport.open(target, data_type=opts.get("data_type"))
+        return transport
+
+    @property
+    def label(self) -> str:
+        via = f" via {self.endpoint_url}" if self.endpoint_url else ""
+        return f"sagemaker endpoint {self.endpoint_name} ({self.region}){via}"
