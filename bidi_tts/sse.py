@@ -71,8 +71,8 @@ class SSEDecoder:
     """
 
     def __init__(self) -> None:
-        # utf-8-sig drops one leading BOM, also when it arrives split across deliveries.
-        self._decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+        self._undecoded = b""  # the start of a UTF-8 sequence split across deliveries
+        self._at_start = True  # no character decoded yet: a BOM now is dropped
         self._line_parts: list[str] = []  # the current, unterminated line, in pieces
         self._skip_lf = False  # the previous delivery ended with CR: an LF now is part of that line end
         self._data: list[str] = []  # data lines of the event being built
@@ -94,7 +94,7 @@ class SSEDecoder:
         """Decode one delivery of bytes; return the events it completes, in order."""
         if self._closed:
             raise ValueError("SSEDecoder.feed() after close()")
-        text = self._decoder.decode(bytes(data))
+        text = self._decode(bytes(data))
         if not text:
             return []
         if self._skip_lf:
@@ -133,10 +133,25 @@ class SSEDecoder:
         if self._closed:
             return False
         self._closed = True
-        tail = self._decoder.decode(b"", final=True)
-        truncated = self.in_event or bool(tail)
+        truncated = self.in_event or bool(self._undecoded)
+        self._undecoded = b""
         self._line_parts, self._data, self._event_type = [], [], ""
         return truncated
+
+    def _decode(self, data: bytes) -> str:
+        # codecs.utf_8_decode keeps an incomplete trailing sequence for the next delivery and
+        # replaces invalid bytes with U+FFFD; pure ASCII (the common case) skips it.
+        if not self._undecoded and data.isascii():
+            text = data.decode("ascii")
+        else:
+            data = self._undecoded + data
+            text, used = codecs.utf_8_decode(data, "replace", False)
+            self._undecoded = data[used:]
+        if self._at_start and text:
+            self._at_start = False
+            if text[0] == "\ufeff":
+                text = text[1:]
+        return text
 
     # -- the standard's line and dispatch steps ----------------------------------------------------
     def _process_line(self, line: str, events: list[SSEEvent]) -> None:
