@@ -15,6 +15,7 @@ merges the records exactly (merging keeps every sample, so merged percentiles st
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -98,7 +99,7 @@ def playback_underruns(
 
 def frame_gaps(arrivals: Sequence[float]) -> list[float]:
     """Seconds between consecutive frame arrivals."""
-    return [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
+    return [b - a for a, b in itertools.pairwise(arrivals)]
 
 
 # -- per-message metrics ----------------------------------------------------------------------------
@@ -138,7 +139,9 @@ class MessageMetrics:
     error_code: str | None = None
 
 
-def message_metrics(record: Any, *, ready_at: float | None = None, tolerance_s: float = 0.0) -> MessageMetrics:
+def message_metrics(
+    record: Any, *, ready_at: float | None = None, tolerance_s: float = 0.0
+) -> MessageMetrics:
     """Metrics of one :class:`bidi_tts.session.MessageRecord`.
 
     `ready_at`: when the previous message of the session completed (None for the first one).

@@ -65,7 +65,8 @@ def test_one_underrun_with_its_stall() -> None:
 def test_buffer_carries_over_and_resume_at_late_arrival() -> None:
     # 1 s of buffer from the first frame absorbs a late 2nd frame; a stall resets the clock.
     u = playback_underruns([0.0, 0.9, 3.0, 3.2, 3.5], [1.0, 0.1, 0.1, 0.1, 0.1])
-    # play_end: 1.0 -> 1.1 (0.9 in time) -> stall at 3.0 (1.9 s) -> 3.1 -> 3.2 late (0.1 s) -> 3.3 -> 3.5 late (0.2 s)
+    # play_end: 1.0 -> 1.1 (0.9 in time) -> stall at 3.0 (1.9 s) -> 3.1 -> 3.2 late (0.1 s)
+    # -> 3.3 -> 3.5 late (0.2 s)
     assert u.count == 3
     assert u.stall_s == pytest.approx(1.9 + 0.1 + 0.2)
 

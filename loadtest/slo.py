@@ -1,0 +1,80 @@
+"""Service-level objectives: what a run (and each session) must meet, and the verdict."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Slo:
+    """Limits from the ``--slo-*`` options; None means "not part of the gate"."""
+
+    ttfa_p95_ms: float | None = None
+    ttfa_p99_ms: float | None = None
+    complete_p95_ms: float | None = None
+    error_rate: float | None = None  # failed / attempted, 0..1
+    underruns: int | None = None  # most underruns allowed in the run (and in any one session)
+    goodput: float | None = None  # least share of sessions meeting every SLO, 0..1
+
+    @classmethod
+    def from_options(cls, options: Any) -> Slo:
+        return cls(
+            ttfa_p95_ms=getattr(options, "slo_ttfa_p95_ms", None),
+            ttfa_p99_ms=getattr(options, "slo_ttfa_p99_ms", None),
+            complete_p95_ms=getattr(options, "slo_complete_p95_ms", None),
+            error_rate=getattr(options, "slo_error_rate", None),
+            underruns=getattr(options, "slo_underruns", None),
+            goodput=getattr(options, "slo_goodput", None),
+        )
+
+    @property
+    def any_set(self) -> bool:
+        return any(v is not None for v in asdict(self).values())
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        return asdict(self)
+
+    def session_ok(self, session: dict[str, Any]) -> bool:
+        """Whether one session met every per-session objective (used for goodput).
+
+        A session meets the SLO when it had no error, its own p95/p99 TTFA and p95 completion
+        time are within the limits, and its underruns are within the underrun limit.
+        """
+        if session.get("errors", 0) or session.get("failure"):
+            return False
+        checks = ((self.ttfa_p95_ms, "ttfa_p95_ms"), (self.ttfa_p99_ms, "ttfa_p99_ms"),
+                  (self.complete_p95_ms, "complete_p95_ms"))
+        for limit, key in checks:
+            if limit is not None and (session.get(key) is None or session[key] > limit):
+                return False
+        return self.underruns is None or session.get("underruns", 0) <= self.underruns
+
+    def broken(self, summary: dict[str, Any]) -> list[str]:
+        """Human descriptions of every objective `summary` breaks (empty: the run passes)."""
+        out: list[str] = []
+        if not self.any_set:
+            return out
+        if not summary.get("messages"):
+            return ["no message was measured"]
+
+        def over(limit: float | None, value: float | None, label: str) -> None:
+            if limit is None:
+                return
+            if value is None:
+                out.append(f"{label}: nothing measured (limit {limit:g})")
+            elif value > limit:
+                out.append(f"{label} {value:.1f} > {limit:g}")
+
+        over(self.ttfa_p95_ms, summary["ttfa_ms"]["p95"], "p95 TTFA ms")
+        over(self.ttfa_p99_ms, summary["ttfa_ms"]["p99"], "p99 TTFA ms")
+        over(self.complete_p95_ms, summary["complete_ms"]["p95"], "p95 complete ms")
+        if self.error_rate is not None and summary["error_rate"] > self.error_rate:
+            out.append(f"error rate {summary['error_rate']:.4f} > {self.error_rate:g}")
+        if self.underruns is not None and summary["underruns"] > self.underruns:
+            out.append(f"underruns {summary['underruns']} > {self.underruns}")
+        if self.goodput is not None:
+            goodput = summary.get("goodput")
+            if goodput is None or goodput < self.goodput:
+                out.append(f"goodput {goodput} < {self.goodput:g}")
+        return out

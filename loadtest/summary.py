@@ -1,0 +1,80 @@
+"""The JSON summary of a run (``--summary-json``), built from a merged LatencyRecorder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bidi_tts.metrics import LatencyRecorder, summarize
+from loadtest.slo import Slo
+
+#: Series names the users record (values in ms unless stated).
+TTFA, TTFA_FROM_SEND, COMPLETE, GAP = "ttfa_ms", "ttfa_from_send_ms", "complete_ms", "gap_ms"
+TURN_TTFA = "turn_ttfa_ms"
+RTF, UNDERRUNS, STALL, MESSAGE_OK, SESSION_FAIL, VIOLATIONS = (
+    "rtf", "underruns", "stall_ms", "message_ok", "session_failure", "violations")
+
+DEFINITIONS = {
+    "percentiles": "exact, every sample kept; linear interpolation as numpy.percentile's default",
+    "ttfa_ms": "first AUDIO frame minus the moment the container could start the message: its send, "
+               "or the previous message's synthesis_complete on the same session if later",
+    "ttfa_from_send_ms": "first AUDIO frame minus the send, including queueing behind the session's "
+                         "previous message",
+    "turn_ttfa_ms": "first AUDIO frame of a turn minus the start of the simulated LLM answer",
+    "complete_ms": "synthesis_complete minus the same start as ttfa_ms",
+    "gap_ms": "time between consecutive AUDIO frames of a message",
+    "underruns": "a player starting at the first audio frame of a message runs dry before the next frame",
+    "rtf": "complete time per second of audio received",
+    "errors": "failed messages (error frame, timeout, stream closed) plus sessions that failed outside "
+              "a message",
+    "goodput": "share of finished sessions meeting every per-session SLO",
+}
+
+
+def build_summary(
+    recorder: LatencyRecorder, slo: Slo, *, since: float | None = None, until: float | None = None
+) -> dict[str, Any]:
+    """Summary of what `recorder` holds (optionally only samples taken in [since, until))."""
+    w = {"since": since, "until": until}
+
+    def stats(name: str) -> dict[str, Any]:
+        return summarize(recorder.values(name, **w))
+
+    oks = recorder.values(MESSAGE_OK, **w)
+    session_failures = recorder.count(SESSION_FAIL, **w)
+    errors = sum(1 for v in oks if v == 0) + session_failures
+    attempted = len(oks) + session_failures
+    lo = float("-inf") if since is None else since
+    hi = float("inf") if until is None else until
+    sessions = [s for s in recorder.sessions if lo <= s.get("at", 0.0) < hi]
+    good = sum(1 for s in sessions if slo.session_ok(s))
+    summary: dict[str, Any] = {
+        "sessions": len(sessions),
+        "messages": len(oks),
+        "errors": errors,
+        "error_rate": errors / attempted if attempted else 0.0,
+        "underruns": int(recorder.total(UNDERRUNS, **w)),
+        "underrun_stall_ms": recorder.total(STALL, **w),
+        "violations": int(recorder.total(VIOLATIONS, **w)),
+        "ttfa_ms": stats(TTFA),
+        "ttfa_from_send_ms": stats(TTFA_FROM_SEND),
+        "turn_ttfa_ms": stats(TURN_TTFA),
+        "complete_ms": stats(COMPLETE),
+        "gap_ms": stats(GAP),
+        "rtf": stats(RTF),
+        "sessions_meeting_slo": good,
+        "goodput": good / len(sessions) if sessions else None,
+    }
+    broken = slo.broken(summary)
+    summary["slo"] = slo.as_dict()
+    summary["slo_broken"] = broken
+    summary["slo_passed"] = not broken
+    summary["definitions"] = DEFINITIONS
+    return summary
+
+
+def write_summary(summary: dict[str, Any], path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(summary, indent=2, allow_nan=False) + "\n", encoding="utf-8")
