@@ -299,8 +299,10 @@ class SageMakerTransport:
         if isinstance(item, Frame):
             return item
         if isinstance(item, _EndOfStream):
+            # Without a ModelStreamError, an end we did not ask for is abnormal (reset or dropped
+            # stream): report it with WebSocket's code for an abnormal closure.
             item = (TransportClosed(1000, "", by_peer=False) if self._input_closed
-                    else TransportClosed(None, "the response stream ended", by_peer=True))
+                    else TransportClosed(1006, "the response stream ended without a close", by_peer=True))
         self._terminal = item
         raise item
 
@@ -320,6 +322,12 @@ class SageMakerTransport:
                 await asyncio.shield(self._reader)
                 while await self._output_stream.receive() is not None:
                     pass
+        if not self._reader.done():
+            # Still streaming (a stalled edge): dropping the connection ends the SDK's read,
+            # which is cleaner than cancelling it under the CRT's feet.
+            await _discard(self._client, self._stream)
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(self._reader), 2.0)
         self._reader.cancel()
         with contextlib.suppress(BaseException):
             await self._reader

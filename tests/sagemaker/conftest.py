@@ -1,0 +1,48 @@
+"""Fixtures: the toy container and the SageMaker runtime stand-in on free ports, dummy AWS credentials."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bidi_tts.gateway import GatewayThread
+from bidi_tts.transports.sagemaker import SageMakerTarget
+from tests.sagemaker.helpers import start_gateway, target_for
+from tests.toys.good import ServerThread, ToyContainer
+
+
+@pytest.fixture(autouse=True)
+def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Dummy credentials through the standard chain; no real AWS config or metadata service."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLETESTONLY")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test-secret-not-real")
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.fixture
+def toy() -> ToyContainer:
+    return ToyContainer()
+
+
+@pytest.fixture
+def container(toy: ToyContainer) -> Iterator[ServerThread]:
+    with ServerThread(toy.app()) as server:
+        yield server
+
+
+@pytest.fixture
+def gateway(container: ServerThread, tmp_path: Path) -> Iterator[GatewayThread]:
+    with start_gateway(container.url, tmp_path / "certs") as gw:
+        yield gw
+
+
+@pytest.fixture
+def target(gateway: GatewayThread) -> SageMakerTarget:
+    return target_for(gateway)
