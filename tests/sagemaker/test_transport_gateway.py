@@ -38,10 +38,10 @@ pytestmark = [
 ]
 
 
-async def read_message(transport: SageMakerTransport, timeout: float = 10.0) -> list[Frame]:
+async def read_message(transport: SageMakerTransport, deadline_s: float = 10.0) -> list[Frame]:
     """Frames up to and including the next synthesis_complete (or error), one deadline for all."""
     frames: list[Frame] = []
-    async with asyncio.timeout(timeout):
+    async with asyncio.timeout(deadline_s):
         while True:
             frame = await transport.receive()
             frames.append(frame)
@@ -329,7 +329,7 @@ async def test_concurrent_sessions_are_isolated(toy: ToyContainer, target: SageM
         transport = await SageMakerTransport.open(target, open_timeout=15)
         try:
             await transport.send(json.dumps({"text": text}))
-            frames = await read_message(transport, timeout=20)
+            frames = await read_message(transport, deadline_s=20)
         finally:
             await transport.close()
         return sum(len(f.payload) for f in frames if f.kind is FrameKind.BINARY)
