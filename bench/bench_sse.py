@@ -12,6 +12,7 @@ of about 10 between 1 MB and 100 KB.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import statistics
 import time
@@ -82,7 +83,7 @@ def run(
     for workload, make in WORKLOADS.items():
         for size in sizes:
             stream = make(size)
-            seconds, events = _median_time(lambda s=stream: _decode_all(s, fragment), repeats)
+            seconds, events = _median_time(functools.partial(_decode_all, stream, fragment), repeats)
             rows.append({
                 "component": "SSEDecoder",
                 "workload": workload,

@@ -67,7 +67,7 @@ class SSEDecoder:
     """Incremental WHATWG event-stream decoder: bytes in, complete events out.
 
     Call :meth:`feed` with each delivery as it arrives, in order, and :meth:`close` at the end of
-    the stream. After ``close`` the decoder refuses more input.
+    the stream (it dispatches nothing, see there). After ``close`` the decoder refuses more input.
     """
 
     def __init__(self) -> None:
@@ -84,6 +84,8 @@ class SSEDecoder:
         self.last_event_id = ""
         #: The reconnection time in milliseconds from the last valid ``retry`` field, else None.
         self.retry: int | None = None
+        #: Set by :meth:`close`: True when the stream ended inside an event (input discarded).
+        self.truncated = False
 
     @property
     def in_event(self) -> bool:
@@ -123,20 +125,20 @@ class SSEDecoder:
             self._skip_lf = True
         return events
 
-    def close(self) -> bool:
-        """End the stream.
+    def close(self) -> list[SSEEvent]:
+        """End the stream; returns the events it completes, which per the standard is none.
 
-        Per the standard, an event not yet terminated by an empty line is discarded, never
-        dispatched; so ``close`` returns no events. It returns True when something was discarded
-        (the stream was cut inside an event), so a caller can report truncation.
+        An event not yet terminated by an empty line is discarded, never dispatched (WHATWG: "If
+        the file ends in the middle of an event, before the final empty line, the incomplete event
+        is not dispatched"). :attr:`truncated` then says whether anything was discarded, so a
+        caller can report a cut stream. ``close`` is idempotent; ``feed`` after it raises.
         """
-        if self._closed:
-            return False
-        self._closed = True
-        truncated = self.in_event or bool(self._undecoded)
-        self._undecoded = b""
-        self._line_parts, self._data, self._event_type = [], [], ""
-        return truncated
+        if not self._closed:
+            self._closed = True
+            self.truncated = self.in_event or bool(self._undecoded)
+            self._undecoded = b""
+            self._line_parts, self._data, self._event_type = [], [], ""
+        return []
 
     def _decode(self, data: bytes) -> str:
         # codecs.utf_8_decode keeps an incomplete trailing sequence for the next delivery and

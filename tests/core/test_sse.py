@@ -79,13 +79,18 @@ def test_partial_event_at_end_is_not_dispatched() -> None:
     dec = SSEDecoder()
     assert dec.feed(b"data: done\n\ndata: cut") == [SSEEvent("message", "done")]
     assert dec.in_event
-    assert dec.close() is True
+    assert dec.close() == [] and dec.truncated is True
+    assert dec.close() == [] and dec.truncated is True  # idempotent
     dec2 = SSEDecoder()
     dec2.feed(b"data: x\n")  # a complete line but no blank line: still partial
-    assert dec2.close() is True
+    assert dec2.close() == [] and dec2.truncated
     dec3 = SSEDecoder()
     dec3.feed(b"data: x\n\n")
-    assert dec3.close() is False
+    assert dec3.close() == [] and not dec3.truncated
+    dec4 = SSEDecoder()
+    dec4.feed(b"data: x\n\n\xe2\x82")  # cut inside a character
+    dec4.close()
+    assert dec4.truncated
 
 
 def test_feed_after_close_refused() -> None:
