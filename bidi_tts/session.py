@@ -296,6 +296,10 @@ class ClientSession:
             events.append(self._violate("TTS-ERROR", "error frame without a human message", at, Severity.WARNING))
         record = self._current
         if record is not None:  # an error mid-synthesis ends the current message
+            if code != "internal":  # only a failure can interrupt a started message; input was checked
+                events.append(self._violate(
+                    "TTS-ORDER", f"error {code!r} after synthesis_start of {record.request_id!r}: input "
+                    "errors belong before synthesis_start", at, Severity.WARNING))
             self._current = None
             if self.state is SessionState.STREAMING:
                 self.state = SessionState.IDLE

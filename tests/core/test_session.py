@@ -146,9 +146,18 @@ def test_error_mid_stream_ends_the_message_and_later_audio_is_a_violation() -> N
     assert isinstance(err, ErrorReceived) and err.code == "internal"
     assert s.records["r1"].error_code == "internal" and s.records["r1"].done
     assert s.state is SessionState.IDLE and s.current is None and s.in_flight == 0
-    assert errors(s) == []
+    assert s.violations == []  # a failure may interrupt a started message
     s.receive_frame(audio(100, 10.4))  # audio after the message ended
     assert [v.clause for v in errors(s)] == ["TTS-ORDER"]
+
+
+def test_input_error_mid_stream_is_a_warning() -> None:
+    s = ClientSession()
+    sent(s)
+    s.receive_frame(start("r1", 10.1))
+    events = s.receive_frame(text(protocol.error_frame(ErrorCode.BAD_SPEED, request_id="r1"), 10.2))
+    assert isinstance(events[-1], ErrorReceived) and errors(s) == []
+    assert [(v.clause, v.severity) for v in s.violations] == [("TTS-ORDER", Severity.WARNING)]
 
 
 def test_error_for_a_pending_message_answers_it() -> None:
