@@ -14,6 +14,9 @@ from reference_container.deploy.imageref import ImageRef
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DOCKERFILE = REPO_ROOT / "reference_container" / "Dockerfile"
+BUILD_SCRIPT = REPO_ROOT / "docker" / "build-image.sh"
+# build-image.sh takes these as environment variables; other build args go to docker build.
+_SCRIPT_ENV_ARGS = {"BASE_IMAGE", "KOKORO_ROUTE", "KOKORO_VOICES_SRC", "BUILD_CA_BUNDLE"}
 _BUILD_TIMEOUT_S = 3600.0
 _PUSH_TIMEOUT_S = 3600.0
 
@@ -44,7 +47,25 @@ def docker_cli() -> str:
 def build_argv(
     docker: str, uri: str, dockerfile: Path, context: Path, build_args: Sequence[str]
 ) -> list[str]:
-    """The `docker build` command line for the reference image."""
+    """The build command line: docker/build-image.sh for the reference image, else `docker build`.
+
+    The script stages what the Dockerfile copies but git does not hold (voice packs) and builds the
+    local base image when missing, so the reference Dockerfile goes through it.
+    """
+    if (
+        dockerfile.resolve() == DEFAULT_DOCKERFILE
+        and context.resolve() == REPO_ROOT
+        and BUILD_SCRIPT.is_file()
+    ):
+        env = [f"IMAGE={uri}"]
+        extra: list[str] = []
+        for arg in build_args:
+            key = arg.partition("=")[0]
+            if key in _SCRIPT_ENV_ARGS:
+                env.append(arg)
+            else:
+                extra += ["--build-arg", arg]
+        return ["env", *env, "bash", str(BUILD_SCRIPT), *extra]
     argv = [docker, "build", "-f", str(dockerfile), "-t", uri]
     for arg in build_args:
         argv += ["--build-arg", arg]
