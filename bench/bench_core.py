@@ -39,7 +39,7 @@ def normalise(row: dict[str, Any], default_component: str) -> dict[str, Any]:
     if rate is None and size and seconds:
         rate = size / seconds / 1e6
     return {
-        "component": str(_first(row, "component", "bench", "name", "impl") or default_component),
+        "component": str(_first(row, "component", "bench", "name") or default_component),
         "workload": str(_first(row, "workload", "impl", "variant", "case") or ""),
         "size": size,
         "fragment": _first(row, "fragment", "fragment_size"),
