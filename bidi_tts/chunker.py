@@ -186,8 +186,10 @@ class IncrementalSentenceChunker:
 
     def _start_segment(self, i: int) -> None:
         self._seg = i
-        first = self.first_max_chars if not self._emitted and self.first_max_chars else None
-        self._limit = i + (first or self.max_chars)
+        limit = self.max_chars
+        if self.first_max_chars and not self._emitted:
+            limit = min(limit, self.first_max_chars)
+        self._limit = i + limit
 
     def _emit(self, out: list[str], end: int) -> None:
         piece = self._buf[self._seg : end].strip()
