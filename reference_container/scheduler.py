@@ -114,7 +114,9 @@ class Scheduler:
         self._loop = asyncio.get_running_loop()
         self._wakeup = asyncio.Event()
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="synth")
-        self._tasks = [asyncio.create_task(self._worker(), name=f"synth-worker-{i}") for i in range(self.workers)]
+        self._tasks = [
+            asyncio.create_task(self._worker(), name=f"synth-worker-{i}") for i in range(self.workers)
+        ]
 
     async def stop(self) -> None:
         """Cancel every job and stop the workers."""

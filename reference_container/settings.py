@@ -65,7 +65,8 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     )
     p.add_argument("--host", default=env.get("HOST", d.host), help="bind address (env HOST)")
     p.add_argument("--port", type=int, default=int(env.get("PORT", d.port)), help="port (env PORT)")
-    p.add_argument("--backend", choices=["auto", "onnx", "torch"], default=env.get("KOKORO_BACKEND", d.backend),
+    p.add_argument("--backend", choices=["auto", "onnx", "torch"],
+                   default=env.get("KOKORO_BACKEND", d.backend),
                    help="synthesizer: torch (GPU/production), onnx (int8, CPU) or auto (env KOKORO_BACKEND)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default=env.get("KOKORO_DEVICE", d.device),
                    help="device for the torch backend (env KOKORO_DEVICE)")

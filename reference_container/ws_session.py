@@ -177,7 +177,9 @@ class WsSession:
         try:
             ticket = self.state.scheduler.admit()
         except Busy:
-            await self._send_text(protocol.error_frame(protocol.ErrorCode.BUSY, request_id=request.request_id))
+            await self._send_text(
+                protocol.error_frame(protocol.ErrorCode.BUSY, request_id=request.request_id)
+            )
             stats.log("busy")
             return
         outcome = "complete"

@@ -19,8 +19,12 @@ WARMUP_TEXT = "Hello there, this is a warm-up."
 class Synthesizer(Protocol):
     """What the container needs from a text-to-speech model."""
 
-    name: str
     sample_rate: int
+
+    @property
+    def name(self) -> str:
+        """Backend name for logs (`onnx`, `torch`)."""
+        ...
 
     @property
     def voices(self) -> frozenset[str]:

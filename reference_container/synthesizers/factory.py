@@ -68,7 +68,7 @@ class DeferredSynthesizer:
         self._inner: Synthesizer | None = None
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
         return self._inner.name if self._inner else "loading"
 
     @property

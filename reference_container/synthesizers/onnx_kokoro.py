@@ -63,7 +63,9 @@ class OnnxKokoro:
         opts.intra_op_num_threads = self._threads
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self._session = ort.InferenceSession(str(model), sess_options=opts, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            str(model), sess_options=opts, providers=["CPUExecutionProvider"]
+        )
         self._g2p = EnglishG2P()
         log.info("event=model_loaded backend=onnx model=%s threads=%d voices=%d voice_source=%s",
                  model, self._threads, len(self._bank.packs), self._bank.source)

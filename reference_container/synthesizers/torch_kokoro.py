@@ -88,7 +88,7 @@ class TorchKokoro:
         config = assets.find_config(self._weights_dir)
         if self.random_init:
             if config is None:
-                raise assets.AssetError("random_init needs a local config.json (weights dir or ../shared/kokoro)")
+                raise assets.AssetError("random_init needs a local config.json (see --weights-dir)")
             empty = Path(tempfile.gettempdir()) / "bidi-tts-empty-kokoro.pth"
             import torch
 

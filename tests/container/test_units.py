@@ -1,0 +1,74 @@
+"""Pure helpers: unit planning (first clause), resampling/encoding, settings, WAV header."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from reference_container.http_routes import wav_header
+from reference_container.resample import PcmEncoder, float_to_s16le
+from reference_container.segments import first_clause_split, plan_segments
+from reference_container.settings import parse_settings
+
+SEEDS = (
+    "Welcome to our streaming text-to-speech demo. This system converts text into natural sounding "
+    "speech in real time. Each sentence is synthesized as soon as it arrives, so you hear the first "
+    "words almost immediately. Thank you for listening to this demonstration."
+)
+
+
+def test_plan_splits_sentences_and_keeps_all_words() -> None:
+    units = plan_segments(SEEDS, 40)
+    assert len(units) >= 4
+    assert " ".join(units).split() == SEEDS.split()
+
+
+def test_long_first_sentence_is_cut_at_a_clause() -> None:
+    text = "The quick brown fox jumps over the lazy dog near the river bank today. Then it sleeps."
+    units = plan_segments(text, 40)
+    assert units[0] == "The quick brown fox jumps"
+    assert units[1].startswith("over the lazy dog")
+    assert units[-1] == "Then it sleeps."
+    head, rest = first_clause_split("Well, honestly, I think that we should go home before it rains.", 40)  # type: ignore[misc]
+    assert head == "Well, honestly," and rest.startswith("I think")
+
+
+def test_short_sentences_and_disabled_cut_are_untouched() -> None:
+    assert plan_segments("Hi.", 40) == ["Hi."]
+    text = "The quick brown fox jumps over the lazy dog near the river bank today."
+    assert plan_segments(text, 0) == [text]
+    assert first_clause_split("A short one.", 40) is None
+
+
+@pytest.mark.parametrize("rate", [8000, 16000, 22050, 24000])
+def test_encoder_rates_and_lengths(rate: int) -> None:
+    tone = (0.5 * np.sin(2 * np.pi * 440 * np.arange(24000) / 24000)).astype(np.float32)
+    enc = PcmEncoder(24000, rate)
+    out = enc.feed(tone[:7001]) + enc.feed(tone[7001:]) + enc.flush()
+    assert len(out) % 2 == 0
+    assert abs(len(out) // 2 - rate) <= 2
+    samples = np.frombuffer(out, "<i2").astype(np.float32) / 32767
+    assert 0.3 < np.sqrt(np.mean(samples[100:-100] ** 2)) < 0.4  # amplitude survives resampling
+
+
+def test_float_to_s16le_clips() -> None:
+    pcm = np.frombuffer(float_to_s16le(np.array([2.0, -2.0, 0.0, 0.5], dtype=np.float32)), "<i2")
+    assert pcm.tolist() == [32767, -32767, 0, 16384]
+
+
+def test_wav_header_streaming_sizes() -> None:
+    h = wav_header(16000)
+    assert len(h) == 44 and h[:4] == b"RIFF" and h[8:12] == b"WAVE"
+    assert struct.unpack("<I", h[4:8])[0] == 0xFFFFFFFF and struct.unpack("<I", h[40:44])[0] == 0xFFFFFFFF
+    assert struct.unpack("<I", h[24:28])[0] == 16000
+
+
+def test_settings_flags_env_and_defaults(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    s = parse_settings(["--port", "9000", "--backend", "onnx"], env={"KOKORO_VOICES_DIR": str(tmp_path),
+                                                                     "MAX_QUEUE": "7"})
+    assert (s.port, s.backend, s.voices_dir, s.max_queue) == (9000, "onnx", tmp_path, 7)
+    assert parse_settings([], env={}).default_voice == "af_heart"
+    with pytest.raises(SystemExit):
+        parse_settings(["--synth-workers", "0"], env={})
