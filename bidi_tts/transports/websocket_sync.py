@@ -2,20 +2,40 @@
 
 For callers without an asyncio loop: Locust users (gevent patches the threads and sockets the sync
 client uses, so it cooperates with the gevent hub) and plain scripts. Frames are stamped with
-``time.perf_counter()`` as soon as ``recv`` returns them.
+``time.perf_counter()`` when the connection's reader thread parses their last fragment, not
+when the caller gets round to ``recv``: under load the caller's wake-up can lag behind.
 """
 
 from __future__ import annotations
 
+import collections
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+from websockets.frames import Frame as WsFrame
+from websockets.frames import Opcode
 from websockets.sync.client import ClientConnection, connect
 
 from bidi_tts.frames import FrameKind
 from bidi_tts.transports.base import ConnectError, Frame, TransportClosed, TransportTimeout
 from bidi_tts.transports.websocket import websocket_url
+
+_DATA = (Opcode.TEXT, Opcode.BINARY, Opcode.CONT)
+
+
+class _StampingConnection(ClientConnection):
+    """Notes the arrival time of every complete data message, in the reader thread."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.arrivals: collections.deque[float] = collections.deque()  # before the reader starts
+        super().__init__(*args, **kwargs)
+
+    def process_event(self, event: Any) -> None:
+        if self.response is not None and isinstance(event, WsFrame) and event.opcode in _DATA and event.fin:
+            self.arrivals.append(time.perf_counter())
+        super().process_event(event)
 
 
 class SyncWebSocketTransport:
@@ -44,6 +64,7 @@ class SyncWebSocketTransport:
                 open_timeout=open_timeout,
                 max_size=None,
                 compression=None,
+                create_connection=_StampingConnection,
                 legacy=True,  # return the connection itself; this object owns and closes it
             )
         except InvalidStatus as exc:
@@ -84,7 +105,8 @@ class SyncWebSocketTransport:
             raise TransportTimeout(f"no frame within {timeout} s") from None
         except ConnectionClosed as exc:
             raise self._closed_error(exc) from None
-        now = time.perf_counter()
+        arrivals = getattr(self._ws, "arrivals", None)
+        now = arrivals.popleft() if arrivals else time.perf_counter()
         if isinstance(message, str):
             return Frame(message.encode("utf-8"), FrameKind.TEXT, now)
         return Frame(bytes(message), FrameKind.BINARY, now)
