@@ -17,7 +17,7 @@ from conformance.properties.strategies import (
 
 SETTINGS = settings(max_examples=300, deadline=None)
 # Recursive JSON is slow to generate; fewer examples keep the file well under its 20 s budget.
-JSON_SETTINGS = settings(max_examples=150, deadline=None)
+JSON_SETTINGS = settings(max_examples=120, deadline=None)
 JSON_WS = b" \t\r\n"
 
 
