@@ -36,6 +36,7 @@ BEFORE_NUMBER: frozenset[str] = frozenset(
     no nos nr num fig figs eq eqs tab tbl sec sect secs ch chap chs art arts par para paras pg pgs p pp
     vol vols pt pts ex op ref refs ca c est col cols n nn rev ver
     jan feb mar apr jun jul aug sep sept oct nov dec
+    ft in yd mi lb lbs oz hr hrs tsp tbsp
     """.split()
 )
 

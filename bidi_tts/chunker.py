@@ -324,6 +324,12 @@ class IncrementalSentenceChunker:
         if not nxt.isspace():
             if _is_cjk(nxt) and (strong or (j > 0 and _is_cjk(buf[j - 1]))):
                 return _Decision.SPLIT, k
+            if nxt.isupper() and k + 1 < self._limit and (strong or self._plain_word_before(j, run)):
+                # A missing space ("one.This", "Great!Thanks"): a capitalised word right after.
+                if k + 1 == n:
+                    return wait, k
+                if buf[k + 1].islower():
+                    return _Decision.SPLIT, k
             return _Decision.CONTINUE, k
 
         # Whitespace follows: find the first significant character, remembering how far the
@@ -352,6 +358,12 @@ class IncrementalSentenceChunker:
         if lower:
             return _Decision.CONTINUE, k
         return self._decide_period(j, k, p, final)
+
+    def _plain_word_before(self, j: int, run: str) -> bool:
+        """True when a lone "." at `j` follows a plain lowercase word ("one." but not "e.g.",
+        "Node.", "example.com/a." or "x.")."""
+        token = self._buf[self._tok : j] if 0 <= self._tok < j else ""
+        return run == "." and len(token) >= 2 and token.isalpha() and token.islower()
 
     def _decide_period(self, j: int, k: int, p: int, final: bool) -> tuple[_Decision, int]:
         """A single period before a non-lowercase character at `p`: look at the token before it."""
