@@ -146,6 +146,8 @@ class IncrementalSentenceChunker:
         self._limit = 0  # index of the first character that would make the sentence too long
         self._tok = -1  # start of the current token, -1 in whitespace
         self._tok_prev = ""  # last non-space character before the current token
+        self._ptok = -1  # start of the previous token in this sentence ...
+        self._ptok_end = -1  # ... and its end
         self._last = ""  # last non-space character scanned
         self._clause = -1  # last clause-boundary cut index in this sentence
         self._word = -1  # last word-boundary cut index in this sentence
@@ -280,6 +282,7 @@ class IncrementalSentenceChunker:
         if (bare and bare[-1] in _CLAUSE_PUNCT) or token in _DASH_TOKENS:
             self._clause = i
         self._word = i
+        self._ptok, self._ptok_end = self._tok, i
         self._tok = -1
 
     def _compact(self) -> None:
@@ -292,7 +295,7 @@ class IncrementalSentenceChunker:
         if self._seg >= 0:
             self._seg -= keep
             self._limit -= keep
-            for name in ("_tok", "_clause", "_word", "_la_run", "_la_pos"):
+            for name in ("_tok", "_ptok", "_ptok_end", "_clause", "_word", "_la_run", "_la_pos"):
                 value = getattr(self, name)
                 if value >= 0:
                     setattr(self, name, value - keep)
@@ -365,6 +368,11 @@ class IncrementalSentenceChunker:
         token = self._buf[self._tok : j] if 0 <= self._tok < j else ""
         return run == "." and len(token) >= 2 and token.isalpha() and token.islower()
 
+    def _after_name(self) -> bool:
+        """True when the previous token of the sentence is a capitalised plain word ("Elm")."""
+        prev = self._buf[self._ptok : self._ptok_end] if self._ptok >= 0 else ""
+        return prev.isalpha() and prev[:1].isupper()
+
     def _decide_period(self, j: int, k: int, p: int, final: bool) -> tuple[_Decision, int]:
         """A single period before a non-lowercase character at `p`: look at the token before it."""
         buf = self._buf
@@ -379,6 +387,9 @@ class IncrementalSentenceChunker:
             return cont
         tail = _TOKEN_TAIL.split(token)[-1] or token
         low = tail.lower()
+        if tail == "St" and upper and self._after_name():
+            # "Elm St." is a street and may end the sentence; "St. Louis", "Mt. St. Helens" are saints.
+            return self._word_rule(p, k, final, lambda w, after: w not in SENTENCE_STARTERS or after == ".")
         if tail in TITLES or (tail[:1].isupper() and tail.capitalize() in TITLES):
             return cont
         if low in ALWAYS_CONTINUE:
