@@ -20,11 +20,13 @@ def _distributed(url: str, tmp: Path, *slo: str) -> tuple[int, dict, str]:
     common = ["--tokens-per-second", "120", "--turns-per-session", "1", "--turn-pause-s", "0.1"]
     master = subprocess.Popen(
         locust_cmd("--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port),
-                   "--headless", "--expect-workers", "2", "--expect-workers-max-wait", "60", "-u", "4", "-r", "4",
+                   "--headless", "--expect-workers", "2", "--expect-workers-max-wait", "60",
+                   "-u", "4", "-r", "4",
                    "--run-time", "6s", "--host", url, "--summary-json", str(out), "--only-summary",
                    *common, *slo),
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    workers = [subprocess.Popen(locust_cmd("--worker", "--master-host", "127.0.0.1", "--master-port", str(port)),
+    worker = locust_cmd("--worker", "--master-host", "127.0.0.1", "--master-port", str(port))
+    workers = [subprocess.Popen(worker,
                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                for _ in range(2)]
     try:

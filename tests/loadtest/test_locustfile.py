@@ -14,7 +14,9 @@ pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 TRUTH_MS = 120.0
 
 
-def run_locust(url: str, tmp: Path, *extra: str, users: int = 4, run_time: str = "6s") -> tuple[int, dict, str]:
+def run_locust(
+    url: str, tmp: Path, *extra: str, users: int = 4, run_time: str = "6s"
+) -> tuple[int, dict, str]:
     out = tmp / "summary.json"
     proc = subprocess.run(
         locust_cmd("--headless", "-u", str(users), "-r", str(users), "--run-time", run_time, "--host", url,
