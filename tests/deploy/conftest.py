@@ -75,7 +75,13 @@ class Moto:
         }
 
 
-EMPTY = {"models": [], "endpoint_configs": [], "endpoints": [], "repositories": [], "log_groups": []}
+EMPTY: dict[str, list[str]] = {
+    "models": [],
+    "endpoint_configs": [],
+    "endpoints": [],
+    "repositories": [],
+    "log_groups": [],
+}
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,7 @@ class Recorder:
         return self.status
 
 
-def labelled(image, uri):  # type: ignore[no-untyped-def]
+def labelled(image, uri):
     return Inspection("test", labels={"com.amazonaws.sagemaker.capabilities.bidirectional-streaming": "true"})
 
 

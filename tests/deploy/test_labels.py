@@ -25,7 +25,7 @@ needs_registry = pytest.mark.skipif(
 )
 
 
-def fixed(labels: dict[str, str] | None, problem: str | None = None):  # type: ignore[no-untyped-def]
+def fixed(labels: dict[str, str] | None, problem: str | None = None):
     return lambda image, uri: Inspection("fixed", labels=labels, problem=problem)
 
 

@@ -18,7 +18,7 @@ TAGS = [
 ]
 
 
-def labelled(image, uri):  # type: ignore[no-untyped-def]
+def labelled(image, uri):
     return Inspection(
         "test inspector", labels={"com.amazonaws.sagemaker.capabilities.bidirectional-streaming": "true"}
     )
@@ -133,7 +133,7 @@ def test_in_process_deployments_coexist_and_purge(moto: Moto, allow_g5: None) ->
 
 
 def test_missing_label_is_refused_and_nothing_is_created(moto: Moto) -> None:
-    def unlabelled(image, uri):  # type: ignore[no-untyped-def]
+    def unlabelled(image, uri):
         return Inspection("test inspector", labels={"maintainer": "someone"})
 
     with pytest.raises(DeployError) as err:
@@ -166,7 +166,7 @@ def test_failed_endpoint_prints_reason_and_log_group(
 
     original = models.FakeEndpoint.__init__
 
-    def failing(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def failing(self, *args, **kwargs):
         original(self, *args, **kwargs)
         self.endpoint_status = "Failed"
         self.failure_reason = (
