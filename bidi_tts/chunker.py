@@ -106,6 +106,20 @@ def _is_cjk(ch: str) -> bool:
     return 0x3000 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF
 
 
+# Buffer indices held between feeds; shifted together when the buffer is compacted.
+_INDEX_FIELDS: Final = (
+    "_tok",
+    "_ptok",
+    "_ptok_end",
+    "_clause",
+    "_word",
+    "_run_at",
+    "_run_pos",
+    "_la_run",
+    "_la_pos",
+)
+
+
 class IncrementalSentenceChunker:
     """Turn a stream of text fragments into complete sentences, released as early as is certain.
 
@@ -152,6 +166,8 @@ class IncrementalSentenceChunker:
         self._clause = -1  # last clause-boundary cut index in this sentence
         self._word = -1  # last word-boundary cut index in this sentence
         self._words = 0
+        self._run_at = -1  # start of the terminator run being read ...
+        self._run_pos = -1  # ... and how far it has been read
         self._la_run = -1  # run start whose lookahead whitespace is cached ...
         self._la_pos = -1  # ... and how far that whitespace has been checked
 
@@ -239,7 +255,13 @@ class IncrementalSentenceChunker:
                         i += 1
                         continue
                 m = _SPACES_NO_NEWLINE.match(buf, i)
-                i = m.end() if m else i + 1
+                end = m.end() if m else i + 1
+                if end > self._limit:
+                    # Whitespace reached the limit: any further word would be cut here anyway, and
+                    # cutting now keeps the buffer bounded on endless whitespace.
+                    i = self._cut(out)
+                    continue
+                i = end
                 continue
             if i >= self._limit:
                 i = self._cut(out)
@@ -295,7 +317,7 @@ class IncrementalSentenceChunker:
         if self._seg >= 0:
             self._seg -= keep
             self._limit -= keep
-            for name in ("_tok", "_ptok", "_ptok_end", "_clause", "_word", "_la_run", "_la_pos"):
+            for name in _INDEX_FIELDS:
                 value = getattr(self, name)
                 if value >= 0:
                     setattr(self, name, value - keep)
@@ -311,11 +333,12 @@ class IncrementalSentenceChunker:
         """
         buf = self._buf
         n = len(buf)
-        k = j
+        k = self._run_pos if self._run_at == j else j  # resume a run already read up to the buffer end
         while k < n and buf[k] in _RUN_CHARS:
             if k >= self._limit:
                 return _Decision.CUT, k
             k += 1
+        self._run_at, self._run_pos = j, k
         wait = _Decision.CONTINUE if final else _Decision.WAIT
         if k == n:
             return wait, k
@@ -339,7 +362,7 @@ class IncrementalSentenceChunker:
         # whitespace was already checked so a long run of spaces is not re-read on every feed.
         m = self._la_pos if self._la_run == j else k
         while m < n and buf[m].isspace():
-            if buf[m] in NEWLINES:
+            if buf[m] in NEWLINES or m >= self._limit:
                 return _Decision.SPLIT, k
             m += 1
         self._la_run, self._la_pos = j, m

@@ -534,3 +534,29 @@ def test_large_input_in_one_feed_and_small_pieces_agree() -> None:
     whole = split_sentences(text)
     assert len(whole) == 600
     assert _stream(text, _random_pieces(text, 7)) == whole
+
+
+# -- linear cost: the buffer holds at most one sentence plus bounded lookahead -----------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dr. Smith met Mr. Jones at 5 p.m. in the U.S. It went well! " * 200,
+        "and on and on, without end " * 500,
+        "Hello." + " " * 20_000 + "World",
+        "Hello" + " " * 20_000 + "world",
+        "!" * 5_000 + " Next.",
+        "x" * 5_000,
+    ],
+    ids=["prose", "run-on", "spaces-after-period", "spaces-in-sentence", "bang-run", "one-long-word"],
+)
+def test_buffer_stays_bounded(text: str) -> None:
+    # White-box proxy for "linear in input size": no feed keeps more than one sentence's worth of
+    # text (the limit plus bounded lookahead), so no feed re-reads a growing buffer.
+    chunker = IncrementalSentenceChunker(max_chars=100)
+    fragment = 10
+    for i in range(0, len(text), fragment):
+        chunker.feed(text[i : i + fragment])
+        assert len(chunker._buf) <= 100 + 2 * fragment + 40
+    assert _stream(text, [text], max_chars=100) == split_sentences(text, max_chars=100)
