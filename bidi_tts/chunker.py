@@ -15,8 +15,10 @@ Rules, in the order they are applied:
 2. **Terminator runs**: a run of ``. ! ? … ‽`` and closers (quotes, brackets, ``*``, ``_``) such
    as ``?!``, ``."`` or ``.)`` is a candidate. It never ends a sentence when a non-space character
    follows directly (``3.14``, ``v1.2.3``, ``e.g.,``, ``example.com/a.b``, ``report.pdf``,
-   ``wait...what``), except after the CJK stops ``。！？`` which end a sentence with no space, and
-   ``!``/``?`` directly before a CJK character. A line break after the run always ends it. Otherwise
+   ``wait...what``), except after the CJK stops ``。！？`` which end a sentence with no space,
+   ``!``/``?`` directly before a CJK character, and a missing space before a capitalised word after
+   ``!``/``?`` or a plain lowercase word (``one.This``, ``Great!Thanks``; not ``Node.Js``). A line
+   break after the run always ends it. Otherwise
    the first significant character after the whitespace (skipping opening quotes and brackets)
    decides, with the token before the run:
 
@@ -24,18 +26,20 @@ Rules, in the order they are applied:
    - an ellipsis (``...``, ``…``): a boundary unless a lowercase word follows.
    - a single ``.``: never before a lowercase word (the period was an abbreviation's); never after
      a list marker (``1.``, ``a.``, ``iv.``) at the start of a sentence or after a colon; never
-     after a title (``Dr.``, ``Mrs.``, ``St.``) or ``e.g.``/``i.e.``/``vs.``; after ``No.``,
-     ``Fig.``, ``Jan.``, ``p.`` only before a number or a roman numeral; after ``etc.``,
+     after a title (``Dr.``, ``Mrs.``, ``St. Louis``) or ``e.g.``/``i.e.``/``vs.``; after ``No.``,
+     ``Fig.``, ``Jan.``, ``p.``, ``ft.`` only before a number or a roman numeral; after ``etc.``,
      ``Inc.``, ``a.m.``, ``Jr.`` a boundary before a capitalised word (our documented choice: a
      capital after a sentence-final abbreviation starts a new sentence) but not before a number;
      after an initial or initialism (``J.``, ``U.S.``, ``Ph.D.``) a boundary only before a word
      that nearly always starts a sentence (``The``, ``It``, ``However``...), so ``J. R. R.
-     Tolkien`` and ``U.S. Army`` stay whole; after any other word, a boundary.
+     Tolkien`` and ``U.S. Army`` stay whole (the same test applies to ``St.`` after a capitalised
+     name: ``Elm St. His...`` ends, ``East St. Louis`` does not); after any other word, a boundary.
 3. **Length**: a sentence never exceeds ``max_chars``. Text that reaches the limit is cut at the
    last clause boundary (``,`` ``;`` ``:`` followed by a space, a spaced ``-``, or a dash
    ``—``/``–``), else at the last word boundary, else (one word longer than the limit) at the
-   limit itself. A terminator run whose lookahead would need a non-space character beyond the limit
-   ends the sentence there, since the sentence could not grow anyway.
+   limit itself. A terminator run whose lookahead would need a character beyond the limit ends the
+   sentence there, and whitespace that runs past the limit cuts at once: the sentence could not
+   grow anyway, and this keeps the buffer bounded (one sentence plus a few dozen characters).
 4. **First chunk** (off by default): ``first_max_chars`` gives the first released chunk its own,
    shorter limit, and ``first_split_words`` releases the first chunk at its first clause boundary
    once it holds that many words, so speech can start sooner.
