@@ -36,7 +36,7 @@ BEFORE_NUMBER: frozenset[str] = frozenset(
     no nos nr num fig figs eq eqs tab tbl sec sect secs ch chap chs art arts par para paras pg pgs p pp
     vol vols pt pts ex op ref refs ca c est col cols n nn rev ver
     jan feb mar apr jun jul aug sep sept oct nov dec
-    ft in yd mi lb lbs oz hr hrs tsp tbsp
+    ft in yd mi lb lbs oz hr hrs tsp tbsp apt bldg fl rm
     """.split()
 )
 
@@ -57,6 +57,11 @@ SENTENCE_FINAL: frozenset[str] = frozenset(
     dept univ assn intl natl govt mfg misc ibid cont orig incl excl esp resp min max avg
     """.split()
 )
+
+# Street suffixes (in SENTENCE_FINAL): before a compass point they continue ("Ave. NW").
+STREETS: frozenset[str] = frozenset("ave blvd rd hwy ln".split())
+
+COMPASS: frozenset[str] = frozenset("N S E W NE NW SE SW".split())
 
 # Time-of-day abbreviations: before a time-zone word they continue ("5 p.m. EST").
 TIME_OF_DAY: frozenset[str] = frozenset({"a.m", "p.m", "am", "pm"})

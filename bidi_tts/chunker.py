@@ -60,10 +60,12 @@ from typing import Final
 from bidi_tts._abbreviations import (
     ALWAYS_CONTINUE,
     BEFORE_NUMBER,
+    COMPASS,
     DAYS,
     MONTHS,
     SENTENCE_FINAL,
     SENTENCE_STARTERS,
+    STREETS,
     TIME_OF_DAY,
     TIME_ZONES,
     TITLES,
@@ -92,6 +94,7 @@ _SPACES_NO_NEWLINE: Final = re.compile(r"[^\S\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\
 _LIST_MARKER: Final = re.compile(
     r"\d{1,3}|[A-Za-z]|(?=.)x{0,3}(?:ix|iv|v?i{0,3})|(?=.)X{0,3}(?:IX|IV|V?I{0,3})"
 )
+_ENUM_MARKER: Final = re.compile(r"[a-z]|[ivx]{1,4}")
 _ROMAN: Final = re.compile(r"[IVXLCDM]{2,8}")
 # "U.S", "Ph.D", "M.Sc", "a.k.a" (not "co.uk": all-lowercase segments must be single letters).
 _INITIALISM: Final = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]|(?=.*[A-Z])(?:[^\W\d_]{1,2}\.)+[^\W\d_]{1,2}")
@@ -383,6 +386,13 @@ class IncrementalSentenceChunker:
         if d in TERMINATORS or d in CLOSERS or d in _CLAUSE_PUNCT:
             return _Decision.CONTINUE, k  # spaced ellipsis ". . ." or stray punctuation
         lower = d.islower()
+        if lower and p == m + 1 and buf[m] == "(":
+            # An enumeration marker "(a)", "(iv)" opens a new item despite its lowercase letter.
+            horizon = min(p + 5, self._limit)
+            close = buf.find(")", p, min(n, horizon))
+            if close < 0 and n < horizon:
+                return wait, k
+            lower = close < 0 or not _ENUM_MARKER.fullmatch(buf, p, close)
         if strong or "…" in run or run.count(".") >= 2:
             return (_Decision.CONTINUE if lower else _Decision.SPLIT), k
         if lower:
@@ -436,6 +446,8 @@ class IncrementalSentenceChunker:
         if low in SENTENCE_FINAL:
             if digit:
                 return cont
+            if upper and low in STREETS:
+                return self._word_rule(p, k, final, lambda w, _after: w in COMPASS)
             if upper and low in TIME_OF_DAY:
                 return self._word_rule(p, k, final, lambda w, _after: w in TIME_ZONES)
             return split

@@ -74,6 +74,12 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("st-street", "He lives on Elm St. His house is blue.", ["He lives on Elm St.", "His house is blue."]),
     ("st-saint-after-name", "East St. Louis is near.", ["East St. Louis is near."]),
     ("mt-st", "Mt. St. Helens erupted in 1980.", ["Mt. St. Helens erupted in 1980."]),
+    (
+        "ave-compass",
+        "The office is at 1600 Pennsylvania Ave. NW in Washington.",
+        ["The office is at 1600 Pennsylvania Ave. NW in Washington."],
+    ),
+    ("street-apt", "I live at 123 Main St. Apt. 4 now.", ["I live at 123 Main St. Apt. 4 now."]),
     ("gen-col", "Gen. Lee and Col. Smith met.", ["Gen. Lee and Col. Smith met."]),
     ("gov-sen", "Gov. Brown and Sen. Warren spoke.", ["Gov. Brown and Sen. Warren spoke."]),
     ("rev", "Rev. King gave a speech.", ["Rev. King gave a speech."]),
@@ -241,6 +247,8 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("numbered-list-10", "10. Tenth item is here.", ["10. Tenth item is here."]),
     ("lettered-list", "a. First choice\nb. Second choice", ["a. First choice", "b. Second choice"]),
     ("roman-list", "iv. Fourth point\nIV. Fourth part", ["iv. Fourth point", "IV. Fourth part"]),
+    ("enumeration-parens", "Answer: (a) is wrong. (b) is right.", ["Answer: (a) is wrong.", "(b) is right."]),
+    ("enumeration-roman", "Do this. (ii) then that.", ["Do this.", "(ii) then that."]),
     ("inline-list", "Steps: 1. Boil water. 2. Add tea.", ["Steps: 1. Boil water.", "2. Add tea."]),
     (
         "list-marker-after-sentence",
