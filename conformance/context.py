@@ -46,7 +46,8 @@ class CaseContext:
         try:
             transport = await self.target.connect(**opts)
         except ConnectError as exc:
-            raise CaseFailed(f"cannot open a session: {exc}", expected="a session", actual="refused") from None
+            raise CaseFailed(f"cannot open a session: {exc}", expected="a session",
+                             actual="refused") from None
         self._transports.append(transport)
         return transport
 

@@ -8,7 +8,7 @@ that yields a verdict. The checks never know which target they run against.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -118,7 +118,7 @@ class Registry:
         self._cases[case.id] = case
         return case
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Case]:
         return iter(self._cases.values())
 
     def __len__(self) -> int:

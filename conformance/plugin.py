@@ -40,7 +40,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--endpoint-ca", default=None, help="CA certificate (PEM) to trust for --endpoint-url")
     g.addoption("--target", choices=("auto", "docker", "process"), default="auto",
                 help="how to start the reference container when no URL/endpoint is given")
-    g.addoption("--image", default=DEFAULT_IMAGE, help=f"Docker image for --target docker (default {DEFAULT_IMAGE})")
+    g.addoption("--image", default=DEFAULT_IMAGE,
+                help=f"Docker image for --target docker (default {DEFAULT_IMAGE})")
     g.addoption("--conformance-report", default=None, help=f"JSON report path (default {DEFAULT_REPORT})")
     g.addoption("--conformance-html", default=None, help="also write an HTML report here")
     g.addoption("--case", action="append", default=[], help="run only cases whose id matches this glob")
@@ -94,7 +95,8 @@ class ConformanceState:
         if kind == "auto":
             available, why = docker_available(image)
             kind = "docker" if available else "process"
-            self.note(f"target auto: {'Docker image ' + image if available else 'local process (' + why + ')'}")
+            chosen = f"Docker image {image}" if available else f"local process ({why})"
+            self.note(f"target auto: {chosen}")
         if kind == "docker":
             return DockerTarget(image=image)
         return ProcessTarget(log_path=opt("container_log"))
@@ -198,7 +200,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     if isinstance(item, CaseItem) and (report.when == "call" or report.outcome != "passed"):
         state = _state(item.config)

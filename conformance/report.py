@@ -76,7 +76,8 @@ def summary_lines(entries: list[Entry], width: int = 110) -> list[str]:
 
 def write_html(path: Path, entries: list[Entry], title: str) -> None:
     """A one-page HTML table of the run (optional --conformance-html)."""
-    colors = {"OK": "#cfc", "NON-STRICT": "#ffc", "FAILED": "#fcc", "INFORMATIONAL": "#cef", "SKIPPED": "#eee"}
+    colors = {"OK": "#cfc", "NON-STRICT": "#ffc", "FAILED": "#fcc", "INFORMATIONAL": "#cef",
+              "SKIPPED": "#eee"}
     rows = "\n".join(
         f"<tr style='background:{colors.get(e.verdict, '#fff')}'><td>{html.escape(e.case.id)}</td>"
         f"<td>{html.escape(e.verdict)}</td><td>{html.escape(', '.join(e.case.clauses))}</td>"

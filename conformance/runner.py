@@ -8,7 +8,7 @@ import traceback
 
 from bidi_tts.transports.base import ConnectError, TransportClosed, TransportTimeout
 from conformance.context import CaseContext, Options
-from conformance.model import Case, CaseFailed, CaseResult, CaseSkipped, Requires, Verdict
+from conformance.model import Case, CaseFailed, CaseResult, CaseSkipped, Outcome, Requires, Verdict
 from conformance.targets import Target
 
 
@@ -35,14 +35,15 @@ async def run_case_async(case: Case, target: Target, options: Options) -> CaseRe
     try:
         async with asyncio.timeout(options.case_timeout):
             outcome = await case.check(ctx)
-        result = CaseResult(case, outcome.verdict if outcome else Verdict.OK, outcome.detail if outcome else "")
+        outcome = outcome or Outcome()
+        result = CaseResult(case, outcome.verdict, outcome.detail)
     except CaseFailed as exc:
         result = CaseResult(case, Verdict.FAILED, exc.detail, exc.expected, exc.actual)
     except CaseSkipped as exc:
         result = CaseResult(case, Verdict.SKIPPED, str(exc))
     except TimeoutError:
-        result = CaseResult(case, Verdict.FAILED, f"the case did not finish within {options.case_timeout:.0f} s "
-                            "(--case-timeout)", "an answer", "no answer in time")
+        detail = f"the case did not finish within {options.case_timeout:.0f} s (--case-timeout)"
+        result = CaseResult(case, Verdict.FAILED, detail, "an answer", "no answer in time")
     except TransportClosed as exc:
         result = CaseResult(case, Verdict.FAILED, f"the container closed the session unexpectedly "
                             f"(code {exc.code}, reason {exc.reason!r})")

@@ -111,7 +111,7 @@ class ProcessTarget(Target):
         self.base_url = f"http://127.0.0.1:{port}"
         cmd = [sys.executable, "-m", "reference_container", "--host", "127.0.0.1", "--port", str(port)]
         progress(f"starting the reference container: {' '.join(cmd)}")
-        log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL
         self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
         self.description = f"process pid {self._proc.pid} {self.base_url}"
         try:
@@ -136,9 +136,9 @@ class ProcessTarget(Target):
 def docker_available(image: str) -> tuple[bool, str]:
     """Whether a Docker engine answers and holds `image`; the reason when not."""
     try:
-        import docker  # type: ignore[import-untyped]
+        import docker
 
-        client = docker.from_env(timeout=5)
+        client = docker.from_env(timeout=5)  # type: ignore[attr-defined]
         client.ping()
     except Exception as exc:  # any failure means "no engine here"
         return False, f"no Docker engine answers ({type(exc).__name__})"
@@ -160,7 +160,7 @@ class DockerTarget(Target):
     def start(self, progress: Progress = _quiet) -> None:
         os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
         os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
-        from testcontainers.core.container import DockerContainer  # type: ignore[import-untyped]
+        from testcontainers.core.container import DockerContainer
 
         assert self.image
         progress(f"starting image {self.image} with testcontainers")
@@ -179,9 +179,21 @@ class DockerTarget(Target):
 
         try:
             wait_ready(self.base_url, self.ready_timeout, progress, alive)
+        except RuntimeError as exc:
+            tail = self._log_tail()
+            self.stop()
+            raise RuntimeError(f"{exc}; last container output: {tail}") from None
         except BaseException:
             self.stop()
             raise
+
+    def _log_tail(self, lines: int = 5) -> str:
+        try:
+            out, err = self._container.get_logs()
+            text = (out + err).decode("utf-8", "replace").strip().splitlines()
+            return " | ".join(text[-lines:]) or "(none)"
+        except Exception:  # the logs are a courtesy; never mask the real failure
+            return "(unavailable)"
 
     def stop(self) -> None:
         container, self._container = self._container, None
@@ -192,7 +204,8 @@ class DockerTarget(Target):
         import docker
 
         assert self.image
-        return dict(docker.from_env(timeout=10).images.get(self.image).labels or {})
+        client = docker.from_env(timeout=10)  # type: ignore[attr-defined]
+        return dict(client.images.get(self.image).labels or {})
 
 
 @dataclass

@@ -1,17 +1,17 @@
 """The conformance cases. Importing this package registers every case in REGISTRY, in order."""
 
 from conformance.cases import (  # noqa: F401  (imported for their registrations)
-    health,
-    frames,
     audio,
-    session,
+    cancel,
     close,
     errors,
+    frames,
+    health,
     isolation,
     post,
-    cancel,
-    sagemaker,
     robust,
+    sagemaker,
+    session,
 )
 from conformance.model import REGISTRY
 

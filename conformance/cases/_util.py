@@ -9,7 +9,6 @@ import numpy as np
 
 from bidi_tts.frames import FrameKind
 from bidi_tts.session import ErrorReceived
-from bidi_tts.transports.base import TransportClosed
 from conformance.context import CaseContext
 from conformance.driver import Conversation, Reply
 from conformance.model import CaseFailed, Outcome, non_strict, ok
@@ -31,7 +30,8 @@ def message_problem(message: str | None) -> str | None:
         return "the error frame has no human message"
     text = message.strip()
     if _BARE_REPR.match(text):
-        return f"the error message {text!r} is a bare exception string (like str(KeyError('text'))), not a message for people"
+        return (f"the error message {text!r} is a bare exception string (like str(KeyError('text'))), "
+                "not a message for people")
     if _EXCEPTION_TEXT.search(text):
         return f"the error message {text[:120]!r} leaks internal exception text"
     return None

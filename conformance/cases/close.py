@@ -21,7 +21,7 @@ async def _expect_close_1000(conv: Conversation, sent_at: float) -> Outcome:
                          actual="still open") from None
     elapsed = time.perf_counter() - sent_at
     if closed.code != 1000:
-        raise CaseFailed(f"wrong close code {closed.code} (reason {closed.reason!r}) after {{\"type\": \"close\"}}",
+        raise CaseFailed(f"wrong close code {closed.code} (reason {closed.reason!r}) after a close request",
                          expected="1000", actual=str(closed.code))
     conv.raise_violations()
     if elapsed > PROMPT_CLOSE_S:

@@ -48,7 +48,8 @@ async def ping_fast(ctx: CaseContext) -> Outcome:
             raise CaseFailed(f"GET /ping answered HTTP {response.status_code}", expected="HTTP 200",
                              actual=f"HTTP {response.status_code}")
         if elapsed > PING_DEADLINE_S:
-            raise CaseFailed(f"GET /ping took {elapsed:.2f} s", expected="within 2 s", actual=f"{elapsed:.2f} s")
+            raise CaseFailed(f"GET /ping took {elapsed:.2f} s", expected="within 2 s",
+                             actual=f"{elapsed:.2f} s")
     return ok(f"slowest /ping {max(times) * 1000:.0f} ms")
 
 
@@ -87,7 +88,8 @@ async def path_headers(ctx: CaseContext) -> Outcome:
 
 
 @case("health.ping.3", "/ping stays 200 and fast while a session is synthesizing",
-      clauses=["SM-PING", "TTS-ISOLATION"], expect="200 within 2 s during synthesis", requires=[Requires.HTTP])
+      clauses=["SM-PING", "TTS-ISOLATION"], expect="200 within 2 s during synthesis",
+      requires=[Requires.HTTP])
 async def ping_under_load(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
     rid = await conv.synthesize("One sentence to keep the model busy. And a second one after it.")

@@ -39,8 +39,10 @@ def _raw(fragment: str) -> str:
 
 
 def _register(id: str, description: str, clauses: list[str], inputs: list[Bad]) -> None:
-    expect = "; ".join(sorted({" or ".join(b.codes) + (f" (or close {b.close_codes})" if b.close_codes else "")
-                               for b in inputs}))
+    def answer(b: Bad) -> str:
+        return " or ".join(b.codes) + (f" (or close {b.close_codes})" if b.close_codes else "")
+
+    expect = "; ".join(sorted({answer(b) for b in inputs}))
 
     async def check(ctx: CaseContext) -> Outcome:
         details = []
@@ -84,10 +86,12 @@ _register("robust.json.3", "JSON that is not an object: array, string, number, n
 _register("robust.types.text", "wrong types for text: number, null, list, object, boolean", ["TTS-ERROR"],
           [Bad(f"text={v!r}", json.dumps({"text": v}), ("text_required",))
            for v in (42, None, ["Hello"], {"t": "Hello"}, True)])
+_WRONG_VOICES: tuple[object, ...] = (42, ["af_heart"], {}, True)
+_WRONG_SPEEDS: tuple[object, ...] = ("fast", "1.0", True, [1], {})
 _register("robust.types.voice", "wrong types for voice: number, list, object, boolean", ["TTS-ERROR"],
-          [Bad(f"voice={v!r}", _msg(voice=v), ("unknown_voice",)) for v in (42, ["af_heart"], {}, True)])
+          [Bad(f"voice={v!r}", _msg(voice=v), ("unknown_voice",)) for v in _WRONG_VOICES])
 _register("robust.types.speed", "wrong types for speed: string, boolean, list, object", ["TTS-ERROR"],
-          [Bad(f"speed={v!r}", _msg(speed=v), ("bad_speed",)) for v in ("fast", "1.0", True, [1], {})])
+          [Bad(f"speed={v!r}", _msg(speed=v), ("bad_speed",)) for v in _WRONG_SPEEDS])
 _register("robust.types.sample_rate", "wrong types for sample_rate: string, fraction, boolean, list",
           ["TTS-ERROR"], [Bad(f"sample_rate={v!r}", _msg(sample_rate=v), ("bad_sample_rate",))
                           for v in ("24000", 24000.5, True, [24000])])

@@ -17,7 +17,8 @@ async def response_datatype(ctx: CaseContext) -> Outcome:
     reply = await conv.say(SHORT)
     kinds = reply.frame_kinds
     if "?" in kinds:
-        raise CaseFailed("response PayloadParts without a DataType", expected="UTF8/BINARY", actual=str(kinds))
+        raise CaseFailed("response PayloadParts without a DataType", expected="UTF8/BINARY",
+                         actual=str(kinds))
     if kinds[0] != "text" or kinds[-1] != "text" or any(k != "binary" for k in kinds[1:-1]):
         raise CaseFailed(f"DataTypes {kinds}", expected="UTF8, BINARY..., UTF8", actual=str(kinds))
     return ok(f"{len(kinds)} parts")

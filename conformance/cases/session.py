@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 from bidi_tts.transports.base import TransportTimeout
@@ -50,7 +51,7 @@ async def pipelined(ctx: CaseContext) -> Outcome:
     for rid in rids:
         await conv.complete(rid)
     order = [conv.replies[r].record.started_at for r in rids]
-    if any(a is None or b is None or a > b for a, b in zip(order, order[1:], strict=False)):
+    if any(a is None or b is None or a > b for a, b in itertools.pairwise(order)):
         raise CaseFailed("messages were not answered in send order", expected="send order")
     return ok()
 

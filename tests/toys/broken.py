@@ -207,7 +207,7 @@ class AcceptAnyVoiceToy(ToyContainer):
                 pass
             return data
 
-        self.receive_message = loose  # type: ignore[method-assign]
+        self.receive_message = loose  # type: ignore[method-assign,assignment]
         await super().websocket(ws)
 
 
