@@ -79,8 +79,30 @@ async def expect_refusal(
 ) -> Outcome:
     """Send one bad message; expect a coded error frame (or an allowed fatal close), then a usable
     session. With `accept_success`, a normal synthesis is also fine (input the container may take)."""
-    codes, close_codes = set(codes), set(close_codes)
     conv = await ctx.conversation()
+    outcome = await refuse(conv, payload, codes, what=what, kind=kind, close_codes=close_codes,
+                           accept_success=accept_success, request_id=request_id)
+    if conv.closed is not None:
+        await fresh_session_works(ctx, f"the session was closed with {conv.closed.code} for {what}")
+    else:
+        await usable_after(conv, what)
+    return outcome
+
+
+async def refuse(
+    conv: Conversation,
+    payload: bytes | str,
+    codes: Iterable[str],
+    *,
+    what: str,
+    kind: FrameKind | None = FrameKind.TEXT,
+    close_codes: Iterable[int] = (),
+    accept_success: bool = False,
+    request_id: str | None = None,
+) -> Outcome:
+    """Send one bad message on `conv` and judge the answer (not the session's usability after it).
+    An allowed fatal close leaves `conv.closed` set."""
+    codes, close_codes = set(codes), set(close_codes)
     rid = conv.track(request_id)
     await conv.send_raw(payload, kind=kind)
     expected = " or ".join(sorted(codes)) + (
@@ -93,7 +115,6 @@ async def expect_refusal(
             raise CaseFailed(f"{what}: {exc.detail}", expected=f"error frame {expected}",
                              actual=exc.actual) from None
         if closed.code in close_codes:
-            await fresh_session_works(ctx, f"the session was closed with {closed.code} for {what}")
             return ok(f"{what}: closed with {closed.code}")
         raise CaseFailed(
             f"{what}: the container closed the session (code {closed.code}, reason {closed.reason!r}) "
@@ -102,14 +123,13 @@ async def expect_refusal(
     if reply.error is None:
         if accept_success:
             conv.raise_violations()
-            await usable_after(conv, what)
             return ok(f"{what}: synthesized normally (allowed)")
         raise CaseFailed(f"{what}: the message was accepted and synthesized ({len(reply.audio)} audio bytes)",
                          expected=f"error frame {expected}", actual="synthesis_complete")
-    return await _judge_error(conv, reply.error, codes, expected, what)
+    return _judge_error(conv, reply.error, codes, expected, what)
 
 
-async def _judge_error(
+def _judge_error(
     conv: Conversation, got: ErrorReceived, codes: set[str], expected: str, what: str
 ) -> Outcome:
     if got.code is None:
@@ -121,8 +141,7 @@ async def _judge_error(
     problem = message_problem(got.message)
     if problem:
         raise CaseFailed(f"{what}: {problem}", expected="a human message", actual=repr(got.message))
-    await usable_after(conv, f"the {got.code} error")
     notes = conv.warnings()
     if notes:
         return non_strict(f"{what}: {got.code}; but {notes[0]}")
-    return ok(f"{what}: error {got.code}, session still usable")
+    return ok(f"{what}: error {got.code}")

@@ -84,7 +84,7 @@ async def busy(ctx: CaseContext) -> Outcome:
     convs = [await ctx.conversation() for _ in range(8)]
     rids = [await c.synthesize(TINY) for c in convs]
     replies = await asyncio.gather(*(c.wait_reply(r) for c, r in zip(convs, rids, strict=True)))
-    busy_count = 0
+    busy_convs = []
     for conv, reply in zip(convs, replies, strict=True):
         if reply.error is None:
             conv.raise_violations()
@@ -95,8 +95,8 @@ async def busy(ctx: CaseContext) -> Outcome:
         problem = message_problem(reply.error.message)
         if problem:
             raise CaseFailed(problem)
-        busy_count += 1
-    if busy_count:
-        await convs[0].say(TINY)  # a session that saw busy stays usable once load drops
-        return informational(f"{busy_count} of 8 sessions answered busy (coded correctly)")
+        busy_convs.append(conv)
+    if busy_convs:
+        await busy_convs[0].say(TINY)  # a session that saw busy stays usable once load drops
+        return informational(f"{len(busy_convs)} of 8 sessions answered busy (coded correctly)")
     return ok("8 concurrent sessions served")
