@@ -85,7 +85,9 @@ ERROR_MESSAGES: dict[ErrorCode, str] = {
 SUPPORTED_SAMPLE_RATES: frozenset[int] = frozenset({8_000, 16_000, 22_050, 24_000})
 
 # C0 controls other than tab and newline, DEL and C1 controls: never spoken, never useful to a model.
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Lone surrogates too: JSON may carry "\ud800", but no UTF-8 encoder (G2P, the WebSocket) takes it.
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +162,7 @@ _VOICE_NAME = re.compile(r"[a-z]{2}_[a-z0-9]{1,32}")
 
 def _request_id_of(obj: dict[str, Any]) -> str | None:
     value = obj.get("request_id")
-    if isinstance(value, str) and 0 < len(value) <= 256:
+    if isinstance(value, str) and 0 < len(value) <= 256 and not _SURROGATES.search(value):
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
