@@ -72,7 +72,8 @@ def real_container(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running
                 break
             time.sleep(0.5)
         else:
-            pytest.fail(f"/ping not 200 after {START_TIMEOUT_S} s (last {status}):\n{log_path.read_text()[-3000:]}")
+            tail = log_path.read_text()[-3000:]
+            pytest.fail(f"/ping not 200 after {START_TIMEOUT_S} s (last {status}):\n{tail}")
         yield RunningContainer(url, log_path, process)
     finally:
         process.terminate()

@@ -28,7 +28,7 @@ def test_voice_dir_loading_and_missing_dir(tmp_path: Path) -> None:
         assets.find_voices(tmp_path / "nope", allow_hub=False, default_voice="af_test")
 
 
-def test_fallback_voices_keep_the_default_name(monkeypatch: pytest.MonkeyPatch, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_fallback_voices_keep_the_default_name(monkeypatch: pytest.MonkeyPatch, caplog) -> None:
     monkeypatch.setattr(assets, "IMAGE_ROOT", Path("/nonexistent-image-root"))
     monkeypatch.setattr(assets, "DEV_ROOT", Path("/nonexistent-dev-root"))
     bank = assets.find_voices(None, allow_hub=False, default_voice="af_heart")

@@ -31,7 +31,7 @@ def assert_speech(pcm: bytes, sample_rate: int, min_s: float) -> None:
     assert (rms < rms.max() * 0.1).any() and (rms > rms.max() * 0.3).sum() > 5, "no speech-like envelope"
 
 
-def one_message(got: Received, request_id: str) -> dict:  # type: ignore[type-arg]
+def one_message(got: Received, request_id: str) -> dict:
     done = [c for c in got.controls() if c.get("request_id") == request_id and c["type"] != "synthesis_start"]
     assert done, got.types()
     return done[-1]
@@ -66,7 +66,8 @@ def test_fragmented_message_and_sample_rates(real_container: RunningContainer) -
         for rate in (8000, 22050):
             ws.send(json.dumps({"text": "Yes.", "sample_rate": rate, "request_id": str(rate)}))
             got = read_until(ws, completes(1))
-            assert got.controls()[0]["sample_rate"] == rate and got.controls()[-1]["type"] == "synthesis_complete"
+            assert got.controls()[0]["sample_rate"] == rate
+            assert got.controls()[-1]["type"] == "synthesis_complete"
 
 
 def test_streaming_first_audio_before_last_sentence(real_container: RunningContainer) -> None:

@@ -30,7 +30,7 @@ class Recorder:
             yield np.zeros(10, dtype=np.float32)
 
 
-async def drain(s: Scheduler, job) -> int:  # type: ignore[no-untyped-def]
+async def drain(s: Scheduler, job) -> int:
     return sum([len(c) async for c in s.stream(job)])
 
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def torch_synth():  # type: ignore[no-untyped-def]
+def torch_synth():
     if assets.find_config(None) is None:
         pytest.skip("no Kokoro config.json on this machine (../shared/kokoro or /opt/kokoro)")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # any hub lookup would fail loudly
@@ -29,7 +29,7 @@ def torch_synth():  # type: ignore[no-untyped-def]
     return synth
 
 
-def test_random_init_runs_real_pipeline_with_expected_durations(torch_synth) -> None:  # type: ignore[no-untyped-def]
+def test_random_init_runs_real_pipeline_with_expected_durations(torch_synth) -> None:
     assert "af_heart" in torch_synth.voices and torch_synth.device == "cpu"
     chunks = list(torch_synth.synthesize("Hello world.", "af_heart", 1.0))
     assert len(chunks) == 1 and chunks[0].dtype == np.float32
@@ -39,7 +39,7 @@ def test_random_init_runs_real_pipeline_with_expected_durations(torch_synth) -> 
     assert np.isfinite(chunks[0]).all()
 
 
-def test_speed_and_voice_tensor(torch_synth) -> None:  # type: ignore[no-untyped-def]
+def test_speed_and_voice_tensor(torch_synth) -> None:
     slow = sum(len(c) for c in torch_synth.synthesize("One two.", "am_adam", 0.5))
     normal = sum(len(c) for c in torch_synth.synthesize("One two.", "am_adam", 1.0))
     assert slow > 1.5 * normal
@@ -49,7 +49,7 @@ def test_speed_and_voice_tensor(torch_synth) -> None:  # type: ignore[no-untyped
     assert isinstance(torch_synth._voices["am_adam"], torch.FloatTensor)
 
 
-def test_calibration_sets_the_documented_bias(torch_synth) -> None:  # type: ignore[no-untyped-def]
+def test_calibration_sets_the_documented_bias(torch_synth) -> None:
     layer = torch_synth.model.predictor.duration_proj.linear_layer
     assert float(layer.weight.detach().abs().max()) == 0.0
     assert float(layer.bias.detach().mean()) == pytest.approx(np.log(0.056 / 0.944), rel=1e-5)

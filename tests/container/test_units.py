@@ -31,7 +31,9 @@ def test_long_first_sentence_is_cut_at_a_clause() -> None:
     assert units[0] == "The quick brown fox jumps"
     assert units[1].startswith("over the lazy dog")
     assert units[-1] == "Then it sleeps."
-    head, rest = first_clause_split("Well, honestly, I think that we should go home before it rains.", 40)  # type: ignore[misc]
+    split = first_clause_split("Well, honestly, I think that we should go home before it rains.", 40)
+    assert split is not None
+    head, rest = split
     assert head == "Well, honestly," and rest.startswith("I think")
 
 
@@ -65,7 +67,7 @@ def test_wav_header_streaming_sizes() -> None:
     assert struct.unpack("<I", h[24:28])[0] == 16000
 
 
-def test_settings_flags_env_and_defaults(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_settings_flags_env_and_defaults(tmp_path) -> None:
     s = parse_settings(["--port", "9000", "--backend", "onnx"], env={"KOKORO_VOICES_DIR": str(tmp_path),
                                                                      "MAX_QUEUE": "7"})
     assert (s.port, s.backend, s.voices_dir, s.max_queue) == (9000, "onnx", tmp_path, 7)
