@@ -12,6 +12,7 @@ import itertools
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from websockets.frames import Opcode
@@ -39,7 +40,7 @@ LONG_TEXT = " ".join(SENTENCE.format(i=i) for i in range(64))
 IDLE_WINDOW_S = 2.0
 
 
-def _audio_seen(frames: list) -> bool:  # type: ignore[type-arg]
+def _audio_seen(frames: list[Any]) -> bool:
     return any(f.opcode is Opcode.BINARY for f in frames)
 
 
