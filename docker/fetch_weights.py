@@ -77,7 +77,9 @@ def main(argv: list[str] | None = None) -> None:
         files += download_hub(ns.repo, ns.out)
     manifest = {
         "route": ns.route,
-        "files": {str(f.relative_to(ns.out)): {"bytes": f.stat().st_size, "sha256": sha256_of(f)} for f in files},
+        "files": {
+            str(f.relative_to(ns.out)): {"bytes": f.stat().st_size, "sha256": sha256_of(f)} for f in files
+        },
     }
     (ns.out / "MANIFEST.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"fetch_weights: route={ns.route} files={len(files)} into {ns.out}")

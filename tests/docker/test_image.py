@@ -40,7 +40,9 @@ def _client() -> Any:
         client = docker.from_env(timeout=30)
         client.ping()
     except Exception as exc:  # any failure to reach the engine means: no engine here
-        pytest.skip(f"no Docker engine answers ({type(exc).__name__}); start dockerd or run docker/ci-setup.sh")
+        pytest.skip(
+            f"no Docker engine answers ({type(exc).__name__}); start dockerd or run docker/ci-setup.sh"
+        )
     return client
 
 
@@ -85,7 +87,10 @@ class Running:
 def served(client: Any, image: Any) -> Iterator[Running]:
     """`docker run IMAGE serve`, waited on until GET /ping answers 200 (SageMaker's 8-minute rule)."""
     container = client.containers.run(
-        image.id, ["serve"], detach=True, ports={"8080/tcp": ("127.0.0.1", None)},
+        image.id,
+        ["serve"],
+        detach=True,
+        ports={"8080/tcp": ("127.0.0.1", None)},
         labels={"bidi-tts.test": "tests/docker"},
     )
     try:
@@ -103,8 +108,10 @@ def served(client: Any, image: Any) -> Iterator[Running]:
                     break
             time.sleep(1)
         else:
-            pytest.fail(f"/ping answered {status} after {SAGEMAKER_PING_DEADLINE_S:.0f} s:\n"
-                        f"{container.logs(tail=40).decode()}")
+            pytest.fail(
+                f"/ping answered {status} after {SAGEMAKER_PING_DEADLINE_S:.0f} s:\n"
+                f"{container.logs(tail=40).decode()}"
+            )
         assert url is not None
         yield Running(container, url, time.monotonic() - started)
     finally:
@@ -149,7 +156,9 @@ def test_weights_are_baked_in_and_start_up_assembles_nothing(served: Running) ->
     assert served.container.exec_run(["test", "-s", IMAGE_WEIGHTS]).exit_code == 0
     assert served.container.exec_run(["test", "-s", "/opt/kokoro/voices/af_heart.bin"]).exit_code == 0
     # The app's own fallback would assemble the ONNX model into the user's cache at start-up.
-    found = served.container.exec_run(["sh", "-c", "find /home/kokoro /tmp -name '*.onnx*'"]).output.decode()
+    found = served.container.exec_run(
+        ["sh", "-c", "find /home/kokoro /tmp -type f -name 'kokoro-v1.0.int8.onnx*'"]
+    ).output.decode()
     assert found.strip() == ""
 
 
