@@ -214,3 +214,14 @@ def test_healthcheck_turns_healthy(served: Running) -> None:
             break
         time.sleep(1)
     assert health == "healthy", served.logs()
+
+
+def test_docker_stop_ends_the_server_cleanly(served: Running) -> None:
+    """Runs last (it stops the module's container): SIGTERM, as `docker stop` and SageMaker's
+    scale-in send it, reaches the server as PID 1, which exits 0 well before the kill."""
+    started = time.monotonic()
+    served.container.stop(timeout=30)
+    took = time.monotonic() - started
+    served.container.reload()
+    assert served.container.attrs["State"]["ExitCode"] == 0, served.logs()
+    assert took < 20, f"stopping took {took:.1f} s"
