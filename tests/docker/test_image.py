@@ -137,6 +137,17 @@ def test_image_user_is_not_root(client: Any, image: Any) -> None:
     assert uid.isdigit() and int(uid) != 0
 
 
+def test_image_carries_no_build_tools_caches_or_build_ca(client: Any, image: Any) -> None:
+    # The build stages' uv and CA bundle stay behind; only the runtime reaches the final image.
+    script = (
+        'test ! -e /etc/ssl/certs/build-ca.pem && test -z "$SSL_CERT_FILE" && ! command -v uv'
+        ' && test ! -e /opt/uv-tool && test -z "$(ls -A /home/kokoro/.cache /root/.cache 2>/dev/null)"'
+        " && echo clean"
+    )
+    out = client.containers.run(image.id, ["sh", "-c", script], user="0", remove=True).decode().strip()
+    assert out == "clean"
+
+
 def test_serve_answers_ping_within_sagemaker_deadline(served: Running) -> None:
     assert _ping(served.url) == 200
     assert served.ready_after_s < SAGEMAKER_PING_DEADLINE_S
