@@ -78,9 +78,13 @@ def median(values: Sequence[float]) -> float:
 async def run(url: str, trials: int, levels: Sequence[int]) -> list[dict[str, Any]]:
     await one_message(url, "Warm up.")
     rows: list[dict[str, Any]] = []
-    single = [await one_message(url, ONE_SENTENCE) for _ in range(trials)]
-    multi = [await one_message(url, SEEDS) for _ in range(trials)]
-    twelve = [await one_message(url, TWELVE_WORDS) for _ in range(trials)]
+    single: list[dict[str, float]] = []
+    multi: list[dict[str, float]] = []
+    twelve: list[dict[str, float]] = []
+    for _ in range(trials):  # interleaved, so a change in machine load hits every case alike
+        single.append(await one_message(url, ONE_SENTENCE))
+        multi.append(await one_message(url, SEEDS))
+        twelve.append(await one_message(url, TWELVE_WORDS))
     rows.append({"case": "one sentence (46 chars)", "sessions": 1,
                  "ttfa_ms": 1000 * median([r["ttfa_s"] for r in single]),
                  "complete_ms": 1000 * median([r["complete_s"] for r in single]),

@@ -36,8 +36,9 @@ def first_clause_split(sentence: str, max_head_chars: int) -> tuple[str, str] | 
             cut = cuts[0] if pattern is _CLAUSE_PUNCT else cuts[-1]
             break
     else:
-        cut = window.rfind(" ")
-        if cut < MIN_HEAD_CHARS or len(sentence) - cut < MIN_REST_CHARS:
+        # The last word boundary in the window that still leaves a rest worth its own unit.
+        cut = sentence.rfind(" ", 0, min(max_head_chars, len(sentence) - MIN_REST_CHARS) + 1)
+        if cut < MIN_HEAD_CHARS:
             return None
     head, rest = sentence[:cut].strip(), sentence[cut:].strip()
     return (head, rest) if head and rest else None

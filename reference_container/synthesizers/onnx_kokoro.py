@@ -63,6 +63,10 @@ class OnnxKokoro:
         opts.intra_op_num_threads = self._threads
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if self._threads >= (os.cpu_count() or 1):
+            # Spinning intra-op threads would take every core from the event loop (pings, sends,
+            # G2P) between model calls on a small machine.
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
             str(model), sess_options=opts, providers=["CPUExecutionProvider"]
         )

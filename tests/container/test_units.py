@@ -37,6 +37,13 @@ def test_long_first_sentence_is_cut_at_a_clause() -> None:
     assert head == "Well, honestly," and rest.startswith("I think")
 
 
+def test_word_boundary_cut_leaves_a_real_rest() -> None:
+    # No clause mark, no break word after 12 chars: cut at the last space that leaves >= 15 chars.
+    assert first_clause_split("Welcome to our streaming text-to-speech demo.", 40) == (
+        "Welcome to our streaming", "text-to-speech demo.")
+    assert first_clause_split("Supercalifragilisticexpialidocious wonderful.", 40) is None
+
+
 def test_short_sentences_and_disabled_cut_are_untouched() -> None:
     assert plan_segments("Hi.", 40) == ["Hi."]
     text = "The quick brown fox jumps over the lazy dog near the river bank today."
