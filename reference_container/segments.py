@@ -44,11 +44,16 @@ def first_clause_split(sentence: str, max_head_chars: int) -> tuple[str, str] | 
     return (head, rest) if head and rest else None
 
 
-def plan_segments(text: str, first_clause_chars: int) -> list[str]:
-    """The units to synthesize for one message, in order; their concatenation speaks all of `text`."""
+def plan_units(text: str, first_clause_chars: int) -> tuple[list[str], bool]:
+    """The units of one message, and whether the first one was cut mid-sentence."""
     sentences = [s for s in (split_sentences(text) or [text]) if s.strip()]
     if not sentences:
-        return []
+        return [], False
     if first_clause_chars > 0 and (split := first_clause_split(sentences[0], first_clause_chars)):
-        return [*split, *sentences[1:]]
-    return sentences
+        return [*split, *sentences[1:]], True
+    return sentences, False
+
+
+def plan_segments(text: str, first_clause_chars: int) -> list[str]:
+    """The units to synthesize for one message, in order; their concatenation speaks all of `text`."""
+    return plan_units(text, first_clause_chars)[0]

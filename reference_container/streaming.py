@@ -12,15 +12,36 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from bidi_tts import protocol
 from reference_container.logs import kv
 from reference_container.resample import PcmEncoder
 from reference_container.scheduler import Job, Scheduler
-from reference_container.segments import plan_segments
+from reference_container.segments import plan_units
 
 log = logging.getLogger(__name__)
 
 FRAME_SECONDS = 0.1
+# Kokoro pads every unit with ~0.3 s of silence before and ~0.45 s after. Where a sentence was cut
+# at its first clause, that is a 0.75 s hole mid-sentence; keep only a short, natural pause.
+SILENCE_LEVEL = 0.01
+JOIN_TAIL_S = 0.10
+JOIN_LEAD_S = 0.03
+
+
+def trim_trailing_silence(audio: np.ndarray, keep_s: float, rate: int) -> np.ndarray:
+    """Drop trailing samples under SILENCE_LEVEL, keeping `keep_s` of them."""
+    loud = np.flatnonzero(np.abs(audio) > SILENCE_LEVEL)
+    end = len(audio) if not len(loud) else min(len(audio), int(loud[-1]) + 1 + int(keep_s * rate))
+    return audio[:end]
+
+
+def trim_leading_silence(audio: np.ndarray, keep_s: float, rate: int) -> np.ndarray:
+    """Drop leading samples under SILENCE_LEVEL, keeping `keep_s` of them."""
+    loud = np.flatnonzero(np.abs(audio) > SILENCE_LEVEL)
+    start = 0 if not len(loud) else max(0, int(loud[0]) - int(keep_s * rate))
+    return audio[start:]
 
 
 @dataclass(slots=True)
@@ -66,15 +87,24 @@ async def message_audio(
 
     The caller cancels the session's jobs (``scheduler.cancel_session``) when it stops early.
     """
-    units = plan_segments(request.text, first_clause_chars)
+    units, cut_first = plan_units(request.text, first_clause_chars)
     stats.units = len(units)
     stats.sample_rate = request.sample_rate
     stats.jobs = [scheduler.submit(stats.session_id, u, request.voice, request.speed) for u in units]
     encoder = PcmEncoder(model_rate, request.sample_rate)
     step = frame_bytes(request.sample_rate)
     pending = b""
-    for job in stats.jobs:
+    for index, job in enumerate(stats.jobs):
+        hold_last = cut_first and index == 0  # its tail is trimmed once we know it is the last chunk
+        trim_lead = cut_first and index == 1
+        held: np.ndarray | None = None
         async for chunk in scheduler.stream(job):
+            if trim_lead:
+                chunk, trim_lead = trim_leading_silence(chunk, JOIN_LEAD_S, model_rate), False
+            if hold_last:
+                chunk, held = held, chunk
+                if chunk is None:
+                    continue
             pending += encoder.feed(chunk)
             while len(pending) >= step:
                 frame, pending = pending[:step], pending[step:]
@@ -82,6 +112,11 @@ async def message_audio(
             # Do not hold the tail of a unit back waiting for the next one: ship it now.
             if pending:
                 frame, pending = pending, b""
+                yield frame
+        if held is not None:
+            pending += encoder.feed(trim_trailing_silence(held, JOIN_TAIL_S, model_rate))
+            while len(pending) >= step:
+                frame, pending = pending[:step], pending[step:]
                 yield frame
     pending += encoder.flush()
     if pending:

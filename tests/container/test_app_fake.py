@@ -138,3 +138,29 @@ def test_post_streams_pcm_and_wav_and_rejects_bad_input() -> None:
             bad = httpx.post(srv.url + "/invocations", json=body, timeout=10)
             assert bad.status_code == 400 and bad.json()["code"] == code, body
         assert httpx.post(srv.url + "/invocations", content=b"{", timeout=10).json()["code"] == "invalid_json"
+
+
+class PaddedSynth(FakeSynth):
+    """Like Kokoro: 0.3 s of silence before and 0.45 s after each unit's sound."""
+
+    def synthesize(self, text: str, voice: str, speed: float):  # type: ignore[no-untyped-def]
+        self.calls.append(text)
+        tone = 0.3 * np.sin(2 * np.pi * 220 * np.arange(24000, dtype=np.float32) / 24000)
+        yield np.concatenate([np.zeros(7200, np.float32), tone, np.zeros(10800, np.float32)])
+
+
+def test_first_clause_join_has_no_long_pause() -> None:
+    synth = PaddedSynth()
+    with serve_app(synth) as srv, ws_connect(srv.url) as ws:
+        ws.send(json.dumps({"text": "The quick brown fox jumps over the lazy dog near the river. Next one.",
+                            "request_id": "j"}))
+        got = read_until(ws, completes(1))
+    assert synth.calls[:2] == ["The quick brown fox jumps", "over the lazy dog near the river."]
+    x = np.abs(np.frombuffer(got.audio(), "<i2").astype(np.float32)) / 32768
+    loud = x > 0.01
+    # Find the silent gaps between sounds: the cut join is short, the sentence join keeps its pause.
+    edges = np.flatnonzero(np.diff(loud.astype(np.int8)))
+    gaps = [(b - a) / 24000 for a, b in zip(edges[1::2], edges[2::2], strict=False) if (b - a) > 2400]
+    assert len(gaps) == 2, gaps
+    assert gaps[0] < 0.2  # was 0.75 s before trimming
+    assert gaps[1] > 0.7  # between sentences, untouched
