@@ -102,9 +102,10 @@ async def message_audio(
             if trim_lead:
                 chunk, trim_lead = trim_leading_silence(chunk, JOIN_LEAD_S, model_rate), False
             if hold_last:
-                chunk, held = held, chunk
-                if chunk is None:
+                previous, held = held, chunk
+                if previous is None:
                     continue
+                chunk = previous
             pending += encoder.feed(chunk)
             while len(pending) >= step:
                 frame, pending = pending[:step], pending[step:]

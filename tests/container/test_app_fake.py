@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 
 import httpx
 import numpy as np
@@ -143,7 +144,7 @@ def test_post_streams_pcm_and_wav_and_rejects_bad_input() -> None:
 class PaddedSynth(FakeSynth):
     """Like Kokoro: 0.3 s of silence before and 0.45 s after each unit's sound."""
 
-    def synthesize(self, text: str, voice: str, speed: float):  # type: ignore[no-untyped-def]
+    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[np.ndarray]:
         self.calls.append(text)
         tone = 0.3 * np.sin(2 * np.pi * 220 * np.arange(24000, dtype=np.float32) / 24000)
         yield np.concatenate([np.zeros(7200, np.float32), tone, np.zeros(10800, np.float32)])
