@@ -38,6 +38,7 @@ class Settings:
     default_voice: str = protocol.DEFAULT_VOICE
     first_clause_chars: int = 40
     ws_ping_interval: float = 20.0
+    send_timeout_s: float = 30.0  # a client that reads nothing for this long is dropped
     log_level: str = "info"
     warmup: bool = True
 
@@ -94,6 +95,9 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
                    help="a first sentence longer than this is synthesized clause by clause")
     p.add_argument("--ws-ping-interval", type=float,
                    default=float(env.get("WS_PING_INTERVAL", d.ws_ping_interval)))
+    p.add_argument("--send-timeout", type=float, default=float(env.get("SEND_TIMEOUT", d.send_timeout_s)),
+                   help="seconds one frame may wait for a client that does not read before the session "
+                        "is ended and its work dropped (env SEND_TIMEOUT)")
     p.add_argument("--log-level", default=env.get("LOG_LEVEL", d.log_level),
                    choices=["debug", "info", "warning", "error"])
     p.add_argument("--no-warmup", action="store_true", help="skip the warm-up synthesis (tests only)")
@@ -105,11 +109,13 @@ def parse_settings(argv: Sequence[str] | None = None, env: Mapping[str, str] | N
     ns = build_parser(env).parse_args(argv)
     if ns.synth_workers < 1 or ns.max_queue < 1 or ns.max_text_chars < 1:
         raise SystemExit("--synth-workers, --max-queue and --max-text-chars must be at least 1")
+    if not ns.send_timeout > 0:
+        raise SystemExit("--send-timeout must be a positive number of seconds")
     return Settings(
         host=ns.host, port=ns.port, backend=ns.backend, device=ns.device,
         voices_dir=ns.voices_dir, weights_dir=ns.weights_dir, cache_dir=ns.cache_dir,
         max_text_chars=ns.max_text_chars, max_message_bytes=ns.max_message_bytes,
         max_queue=ns.max_queue, synth_workers=ns.synth_workers, onnx_threads=ns.onnx_threads,
         default_voice=ns.default_voice, first_clause_chars=ns.first_clause_chars,
-        ws_ping_interval=ns.ws_ping_interval, log_level=ns.log_level, warmup=not ns.no_warmup,
+        ws_ping_interval=ns.ws_ping_interval, send_timeout_s=ns.send_timeout, log_level=ns.log_level, warmup=not ns.no_warmup,
     )

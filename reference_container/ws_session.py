@@ -15,7 +15,9 @@ import itertools
 import logging
 import time
 from collections import deque
+from collections.abc import Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
@@ -210,15 +212,24 @@ class WsSession:
         stats.log(outcome)
 
     # -- sending --------------------------------------------------------------------------------
+    # A send waits while the client does not read (the transport's write buffer is full). Without a
+    # bound, a client that holds its connection open and never reads would keep its session, and its
+    # admission slot in the scheduler, forever: so a send that waits longer than the send timeout
+    # ends the session as if the peer were gone.
     async def _send_text(self, text: str) -> None:
-        try:
-            await self.ws.send_text(text)
-        except (WebSocketDisconnect, RuntimeError, OSError) as exc:
-            raise _SendFailed from exc
+        await self._send(self.ws.send_text(text))
 
     async def _send_bytes(self, data: bytes) -> None:
+        await self._send(self.ws.send_bytes(data))
+
+    async def _send(self, sending: Coroutine[Any, Any, None]) -> None:
         try:
-            await self.ws.send_bytes(data)
+            async with asyncio.timeout(self.state.settings.send_timeout_s):
+                await sending
+        except TimeoutError as exc:
+            log.warning(kv(event="send_timeout", session=self.id,
+                           timeout_s=self.state.settings.send_timeout_s))
+            raise _SendFailed from exc
         except (WebSocketDisconnect, RuntimeError, OSError) as exc:
             raise _SendFailed from exc
 

@@ -165,3 +165,30 @@ def test_first_clause_join_has_no_long_pause() -> None:
     assert len(gaps) == 2, gaps
     assert gaps[0] < 0.2  # was 0.75 s before trimming
     assert gaps[1] > 0.7  # between sentences, untouched
+
+
+def test_client_that_never_reads_is_dropped_and_frees_its_slot() -> None:
+    from tests.hardening.test_container_support import RawWsClient
+
+    # ~19 MB of audio for one sentence: more than the socket buffers of both ends can take.
+    synth = FakeSynth(chunks=4000)
+    with serve_app(synth, max_queue=1, send_timeout_s=1.0) as srv:
+        stalled = RawWsClient(srv.port, rcvbuf=4096)
+        try:
+            stalled.handshake()
+            stalled.send_json({"text": "Never read.", "request_id": "stalled"})
+            time.sleep(0.5)  # its message now holds the only admission slot, and it never reads
+            with ws_connect(srv.url) as other:
+                deadline = time.monotonic() + 15
+                outcome = None
+                while time.monotonic() < deadline:
+                    other.send(json.dumps({"text": "Short.", "request_id": f"b{time.monotonic()}"}))
+                    outcome = read_until(other, completes(1), timeout=10).controls()[-1]
+                    if outcome["type"] == "synthesis_complete":
+                        break
+                    assert outcome["code"] == "busy"
+                    time.sleep(0.5)
+                assert outcome is not None and outcome["type"] == "synthesis_complete", (
+                    "a client that never reads kept its slot: every other message got 'busy'")
+        finally:
+            stalled.close()
