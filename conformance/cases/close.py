@@ -62,7 +62,10 @@ async def close_while_synthesizing(ctx: CaseContext) -> Outcome:
                          actual=f"close {code} first") from None
     if reply.error is not None:
         raise CaseFailed(f"the message was refused with {reply.error.code!r}")
-    outcome = await _expect_close_1000(conv, sent)
+    # The close is due once the message is finished: time it from synthesis_complete, not from the
+    # request (the synthesis in between is work the contract asks for).
+    finished_at = reply.completed.at if reply.completed is not None else sent
+    outcome = await _expect_close_1000(conv, max(sent, finished_at))
     return outcome if outcome.verdict != "OK" else ok(f"finished {len(reply.audio)} bytes, then 1000")
 
 
