@@ -20,12 +20,9 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,8 +30,8 @@ from typing import Any
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import ClientSession, ErrorReceived, SynthesisCompleted
 from bidi_tts.transports.websocket import WebSocketTransport
+from conformance.targets import ProcessTarget
 
-REPO = Path(__file__).resolve().parents[1]
 SEEDS = (
     "Welcome to our streaming text-to-speech demo. This system converts text into natural sounding "
     "speech in real time. Each sentence is synthesized as soon as it arrives, so you hear the first "
@@ -127,33 +124,6 @@ def print_table(rows: list[dict[str, Any]]) -> None:
     print(f"12-word first audio: {rows[2]['ttfa_ms']:.0f} ms (CPU int8 target < 1500 ms)")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_container(timeout: float = 600.0) -> tuple[str, subprocess.Popen[bytes]]:
-    """Start the container with the pinned command; wait for /ping 200."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([sys.executable, "-m", "reference_container", "--host", "127.0.0.1",
-                             "--port", str(port), "--log-level", "warning"], cwd=REPO)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"container exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url + "/ping", timeout=2) as r:
-                if r.status == 200:
-                    return url, proc
-        except OSError:
-            pass
-        time.sleep(0.5)
-    proc.terminate()
-    raise SystemExit("container did not answer /ping 200 in time")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--container-url", help="a running container (default: start one)")
@@ -162,16 +132,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
     levels = [int(x) for x in args.concurrency.split(",") if x]
-    proc = None
+    target = None
     url = args.container_url
     if url is None:
-        url, proc = start_container()
+        target = ProcessTarget()
+        target.start(lambda line: print(f"bench: {line}", flush=True))
+        url = target.base_url
     try:
         rows = asyncio.run(run(url, args.trials, levels))
     finally:
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=30)
+        if target is not None:
+            target.stop()
     print(f"container: {url}  trials: {args.trials}  cpus: {os.cpu_count()}")
     print_table(rows)
     if args.json:

@@ -16,12 +16,9 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -30,6 +27,7 @@ from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import ClientSession, ErrorReceived, SynthesisCompleted
 from bidi_tts.transports.base import TransportError
 from bidi_tts.transports.websocket import WebSocketTransport
+from conformance.targets import ProcessTarget
 
 TEXTS = ["Hello there.", "How can I help you today?", "Your order has shipped.", "Thanks for calling."]
 FLAT_WITHIN = 0.20
@@ -157,35 +155,11 @@ def summarize(run: Run, sessions: int) -> dict[str, object]:
     }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_reference_container(timeout_s: float = 600) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "reference_container", "--host", "127.0.0.1",
-                             "--port", str(port)])
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"soak: the reference container exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/ping", timeout=2) as response:
-                if response.status == 200:
-                    return proc, url
-        except OSError:
-            pass
-        time.sleep(0.5)
-    proc.terminate()
-    raise SystemExit("soak: the reference container did not answer /ping in time")
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--container-url", help="a running container (default: start the reference container)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--container-url",
+                        help="a running container (default: start the reference container)")
     parser.add_argument("--pid", type=int, help="the container's process id, for RSS and fd sampling")
     parser.add_argument("--sessions", type=int, default=4, help="concurrent sessions (default 4)")
     parser.add_argument("--minutes", type=float, default=2.0, help="soak length (default 2)")
@@ -193,17 +167,17 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the summary here")
     args = parser.parse_args()
 
-    proc = None
+    target = None
     url, pid = args.container_url, args.pid
     if url is None:
-        proc, url = start_reference_container()
-        pid = proc.pid
+        target = ProcessTarget()
+        target.start(lambda line: print(f"soak: {line}", flush=True))
+        url, pid = target.base_url, target.pid
     try:
         run = asyncio.run(soak(url, pid, args.sessions, args.minutes * 60, args.messages))
     finally:
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=30)
+        if target is not None:
+            target.stop()
     summary = summarize(run, args.sessions)
     print(f"\n{'metric':<10} {'start':>10} {'end':>10} {'drift':>8}  flat")
     for name, row in summary["drift"].items():  # type: ignore[union-attr]

@@ -143,7 +143,7 @@ class Conversation:
         await self.send_raw(self.session.close(), kind=kind)
 
     # -- receiving -----------------------------------------------------------------------------
-    async def pump(self, timeout: float | None = None) -> list[SessionEvent]:  # noqa: ASYNC109
+    async def pump(self, timeout: float | None = None) -> list[SessionEvent]:
         """Receive one frame and feed it to the session. Raises TransportClosed/TransportTimeout."""
         if self.closed is not None:
             raise self.closed
@@ -192,7 +192,7 @@ class Conversation:
         more = f"{len(self.log) - len(shown)} earlier frames, then " if len(self.log) > len(shown) else ""
         return f"{more}{'; '.join(shown)}" if shown else "no frame at all"
 
-    async def wait_reply(self, rid: str, timeout: float | None = None) -> Reply:  # noqa: ASYNC109
+    async def wait_reply(self, rid: str, timeout: float | None = None) -> Reply:
         """Wait until the message is completed or answered with an error."""
         reply = self.replies[rid]
         deadline = time.perf_counter() + (self.reply_timeout if timeout is None else timeout)
@@ -224,7 +224,7 @@ class Conversation:
         return CaseFailed(f"{what} within {t:.1f} s; received: {self._status()}",
                           expected="synthesis_start, audio, synthesis_complete", actual=what)
 
-    async def complete(self, rid: str, timeout: float | None = None) -> Reply:  # noqa: ASYNC109
+    async def complete(self, rid: str, timeout: float | None = None) -> Reply:
         """Wait for the reply and require success: synthesis_complete, no ERROR violation."""
         reply = await self.wait_reply(rid, timeout)
         if reply.error is not None:
@@ -240,7 +240,7 @@ class Conversation:
         timeout = kw.pop("timeout", None)
         return await self.complete(await self.synthesize(text, **kw), timeout)
 
-    async def expect_error(self, timeout: float | None = None) -> ErrorReceived | TransportClosed:  # noqa: ASYNC109
+    async def expect_error(self, timeout: float | None = None) -> ErrorReceived | TransportClosed:
         """Wait for the next error frame (nothing pending) or the end of the session."""
         start = len(self._errors_without_request)
         deadline = time.perf_counter() + (self.reply_timeout if timeout is None else timeout)
@@ -260,7 +260,7 @@ class Conversation:
         raise CaseFailed(f"no error frame and no close within {t:.1f} s; received: {self._status()}",
                          expected="an error frame with a code", actual="silence")
 
-    async def wait_closed(self, timeout: float | None = None) -> TransportClosed:  # noqa: ASYNC109
+    async def wait_closed(self, timeout: float | None = None) -> TransportClosed:
         """Read (and check) frames until the container closes the session."""
         deadline = time.perf_counter() + (self.reply_timeout if timeout is None else timeout)
         while True:

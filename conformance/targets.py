@@ -121,6 +121,11 @@ class ProcessTarget(Target):
             self.stop()
             raise
 
+    @property
+    def pid(self) -> int | None:
+        """The container process's id while it runs (for resource probes)."""
+        return self._proc.pid if self._proc is not None else None
+
     def stop(self) -> None:
         proc, self._proc = self._proc, None
         if proc is None or proc.poll() is not None:

@@ -117,5 +117,6 @@ def parse_settings(argv: Sequence[str] | None = None, env: Mapping[str, str] | N
         max_text_chars=ns.max_text_chars, max_message_bytes=ns.max_message_bytes,
         max_queue=ns.max_queue, synth_workers=ns.synth_workers, onnx_threads=ns.onnx_threads,
         default_voice=ns.default_voice, first_clause_chars=ns.first_clause_chars,
-        ws_ping_interval=ns.ws_ping_interval, send_timeout_s=ns.send_timeout, log_level=ns.log_level, warmup=not ns.no_warmup,
+        ws_ping_interval=ns.ws_ping_interval, send_timeout_s=ns.send_timeout, log_level=ns.log_level,
+        warmup=not ns.no_warmup,
     )

@@ -289,7 +289,7 @@ class SageMakerTransport:
         for index, fragment in enumerate(fragments):
             await self._send_part(bytes(fragment), kind, COMPLETE if index == last else PARTIAL)
 
-    async def receive(self, timeout: float | None = None) -> Frame:  # noqa: ASYNC109
+    async def receive(self, timeout: float | None = None) -> Frame:
         if self._terminal is not None:
             raise self._terminal
         try:
@@ -335,7 +335,7 @@ class SageMakerTransport:
         if self._terminal is None:
             self._terminal = TransportClosed(code, reason, by_peer=False)
 
-    async def wait_closed(self, timeout: float | None = None) -> TransportClosed:  # noqa: ASYNC109
+    async def wait_closed(self, timeout: float | None = None) -> TransportClosed:
         """Wait until the stream ends; frames arriving meanwhile are dropped."""
         try:
             async with asyncio.timeout(timeout):

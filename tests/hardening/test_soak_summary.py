@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-import soak  # noqa: E402
+import soak
 
 
 def _run(rss_end: float, errors: int = 0) -> soak.Run:
