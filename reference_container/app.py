@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
@@ -20,6 +21,7 @@ from reference_container.http_routes import invocations, ping
 from reference_container.settings import Settings
 from reference_container.state import AppState
 from reference_container.synthesizers.base import Synthesizer
+from reference_container.transport_abort import TransportAbortMiddleware
 from reference_container.ws_session import WsSession
 
 log = logging.getLogger(__name__)
@@ -64,5 +66,6 @@ def create_app(
             Route("/invocations", invocations, methods=["POST"]),
             WebSocketRoute(protocol.WS_PATH, bidi_stream),
         ],
+        middleware=[Middleware(TransportAbortMiddleware)],
         lifespan=lifespan,
     )

@@ -26,6 +26,7 @@ from reference_container.logs import kv
 from reference_container.scheduler import Busy, JobCancelled, JobFailed
 from reference_container.state import AppState
 from reference_container.streaming import MessageStats, message_audio
+from reference_container.transport_abort import ABORT_KEY
 
 log = logging.getLogger(__name__)
 
@@ -229,6 +230,10 @@ class WsSession:
         except TimeoutError as exc:
             log.warning(kv(event="send_timeout", session=self.id,
                            timeout_s=self.state.settings.send_timeout_s))
+            # A graceful close would wait behind the unread bytes too: reset the connection.
+            abort = self.ws.scope.get(ABORT_KEY)
+            if abort is not None:
+                abort()
             raise _SendFailed from exc
         except (WebSocketDisconnect, RuntimeError, OSError) as exc:
             raise _SendFailed from exc

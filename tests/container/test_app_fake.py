@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -190,5 +191,14 @@ def test_client_that_never_reads_is_dropped_and_frees_its_slot() -> None:
                     time.sleep(0.5)
                 assert outcome is not None and outcome["type"] == "synthesis_complete", (
                     "a client that never reads kept its slot: every other message got 'busy'")
+            # ...and its connection is reset, not left waiting behind the unread bytes.
+            assert _tcp_state(stalled.sock) == TCP_CLOSE, "the stalled connection is still open"
         finally:
             stalled.close()
+
+
+TCP_CLOSE = 7  # tcpi_state of a socket that received a reset
+
+
+def _tcp_state(sock: socket.socket) -> int:
+    return int(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0])
