@@ -41,7 +41,8 @@ packages+=libuuid1,zlib1g,libexpat1,libnsl2,libtirpc3,libcrypt1,tzdata,netbase
 rootfs=$CACHE_DIR/bookworm-rootfs
 mkdir -p "$CACHE_DIR"
 if [[ ! -f $rootfs/.bidi-tts-complete ]]; then
-    command -v debootstrap >/dev/null || { log "installing debootstrap"; apt-get install -y -qq debootstrap >/dev/null; }
+    command -v debootstrap >/dev/null || { log "installing debootstrap"; apt-get install -y -qq debootstrap >/dev/null \
+        || { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; }; }
     log "debootstrap bookworm (minbase) into $rootfs: a few minutes"
     rm -rf "$rootfs"
     debootstrap --variant=minbase --include="$packages" bookworm "$rootfs" "$DEBIAN_MIRROR" \
