@@ -27,6 +27,13 @@ def websocket_url(container_url: str, path: str = WS_PATH) -> str:
     return urlunsplit((scheme, parts.netloc, base + path, parts.query, ""))
 
 
+def transport_closed(exc: ConnectionClosed) -> TransportClosed:
+    """The transport's view of a websockets close: the code and reason received, and who began it."""
+    rcvd = exc.rcvd
+    by_peer = rcvd is not None and exc.rcvd_then_sent is not False
+    return TransportClosed(rcvd.code if rcvd else None, rcvd.reason if rcvd else "", by_peer=by_peer)
+
+
 class WebSocketTransport:
     """A :class:`~bidi_tts.transports.base.Transport` over one WebSocket connection."""
 
@@ -75,11 +82,7 @@ class WebSocketTransport:
 
     def _closed_error(self, exc: ConnectionClosed) -> TransportClosed:
         if self._closed is None:
-            rcvd = exc.rcvd
-            by_peer = rcvd is not None and exc.rcvd_then_sent is not False
-            self._closed = TransportClosed(
-                rcvd.code if rcvd else None, rcvd.reason if rcvd else "", by_peer=by_peer
-            )
+            self._closed = transport_closed(exc)
         return self._closed
 
     async def send(self, payload: bytes | str, *, kind: FrameKind | None = None) -> None:

@@ -20,7 +20,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from bidi_tts.frames import FrameKind
 from bidi_tts.transports.base import ConnectError, Frame, TransportClosed, TransportTimeout
-from bidi_tts.transports.websocket import websocket_url
+from bidi_tts.transports.websocket import transport_closed, websocket_url
 
 _DATA = (Opcode.TEXT, Opcode.BINARY, Opcode.CONT)
 
@@ -80,9 +80,7 @@ class SyncWebSocketTransport:
 
     def _closed_error(self, exc: ConnectionClosed) -> TransportClosed:
         if self._closed is None:
-            rcvd = exc.rcvd
-            self._closed = TransportClosed(rcvd.code if rcvd else None, rcvd.reason if rcvd else "",
-                                           by_peer=rcvd is not None and exc.rcvd_then_sent is not False)
+            self._closed = transport_closed(exc)
         return self._closed
 
     def send(self, payload: bytes | str, *, kind: FrameKind | None = None) -> float:
