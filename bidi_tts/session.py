@@ -33,6 +33,28 @@ class Severity(StrEnum):
     WARNING = "warning"  # bends a SHOULD (e.g. request_id not echoed)
 
 
+class Rule(StrEnum):
+    """Which rule a violation breaks: a stable name finer than a clause, so that a checker can judge
+    one rule and only note the others (a conformance case fails only for the rule it is about)."""
+
+    START_SAMPLE_RATE = "start.sample_rate"  # synthesis_start without a valid sample_rate
+    START_OVERLAP = "start.overlap"  # synthesis_start before the previous synthesis_complete
+    START_UNSOLICITED = "start.unsolicited"  # synthesis_start with no message pending
+    START_REQUEST_ID = "start.request_id"  # synthesis_start does not echo the request_id
+    AUDIO_OUTSIDE = "audio.outside"  # audio outside synthesis_start/synthesis_complete
+    AUDIO_ODD_LENGTH = "audio.odd_length"  # not a whole number of 16-bit samples
+    AUDIO_EMPTY = "audio.empty"  # an empty audio frame
+    TEXT_NOT_JSON = "text.not_json"  # a TEXT frame (opcode/DataType) that is not a JSON object
+    CONTROL_UNKNOWN = "control.unknown"  # a control frame of unknown type
+    COMPLETE_UNSTARTED = "complete.unstarted"  # synthesis_complete without synthesis_start
+    COMPLETE_NO_AUDIO = "complete.no_audio"  # synthesis_complete with no audio before it
+    COMPLETE_BYTES = "complete.audio_bytes"  # audio_bytes differs from the bytes received
+    COMPLETE_BYTES_MISSING = "complete.audio_bytes_missing"  # no integer audio_bytes
+    ERROR_NO_CODE = "error.no_code"
+    ERROR_NO_MESSAGE = "error.no_message"
+    ERROR_AFTER_START = "error.after_start"  # an input error after synthesis_start
+
+
 @dataclass(frozen=True, slots=True)
 class SynthesisStarted:
     request_id: str | None
@@ -74,6 +96,7 @@ class ProtocolViolation:
     description: str
     severity: Severity
     at: float
+    rule: Rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +106,7 @@ class SessionClosed:
     at: float
 
 
-SessionEvent = (
-    SynthesisStarted | AudioReceived | SynthesisCompleted | ErrorReceived | ProtocolViolation | SessionClosed
-)
+SessionEvent = SynthesisStarted | AudioReceived | SynthesisCompleted | ErrorReceived | ProtocolViolation | SessionClosed
 
 
 class SessionState(StrEnum):
@@ -111,10 +132,11 @@ class MessageRecord:
     frame_sizes: list[int] = field(default_factory=list)
     error_code: str | None = None
     cancelled: bool = False
+    given_up: bool = False  # the client stopped waiting for a synthesis_complete that never came
 
     @property
     def done(self) -> bool:
-        return self.completed_at is not None or self.error_code is not None
+        return self.completed_at is not None or self.error_code is not None or self.given_up
 
     @property
     def ttfa_s(self) -> float | None:
@@ -148,7 +170,9 @@ class ClientSession:
         if request.request_id in self.records:
             raise ValueError(f"request_id {request.request_id!r} already used in this session")
         self.records[request.request_id] = MessageRecord(
-            request.request_id, request.text, time.perf_counter() if at is None else at,
+            request.request_id,
+            request.text,
+            time.perf_counter() if at is None else at,
             sample_rate=request.sample_rate,
         )
         self._pending.append(request.request_id)
@@ -165,7 +189,7 @@ class ClientSession:
         kind, control = frame.classify()
         at = frame.received_at
         if kind is FrameClass.INVALID:
-            return [self._violate("TTS-AUDIO", "a TEXT frame that is not a JSON object", at)]
+            return [self._violate(Rule.TEXT_NOT_JSON, "TTS-AUDIO", "a TEXT frame that is not a JSON object", at)]
         if kind is FrameClass.AUDIO:
             return self._on_audio(frame.payload, at)
         assert control is not None
@@ -177,14 +201,31 @@ class ClientSession:
             case ControlType.ERROR:
                 return self._on_error(control, at)
             case other:
-                return [self._violate("TTS-CLASSIFY", f"control frame of unknown type {other!r}", at,
-                                      Severity.WARNING)]
+                return [
+                    self._violate(
+                        Rule.CONTROL_UNKNOWN,
+                        "TTS-CLASSIFY",
+                        f"control frame of unknown type {other!r}",
+                        at,
+                        Severity.WARNING,
+                    )
+                ]
 
     def connection_closed(self, code: int | None, reason: str = "", *, at: float | None = None) -> SessionClosed:
         at = time.perf_counter() if at is None else at
         self.state = SessionState.CLOSED
         self.close_code, self.close_reason = code, reason
         return SessionClosed(code, reason, at)
+
+    def give_up_current(self) -> MessageRecord | None:
+        """Stop waiting for the current message's synthesis_complete (it never came): frames that
+        follow belong to the next message. Returns the message given up, if any."""
+        record, self._current = self._current, None
+        if record is not None:
+            record.given_up = True
+            if self.state is SessionState.STREAMING:
+                self.state = SessionState.IDLE
+        return record
 
     @property
     def in_flight(self) -> int:
@@ -197,9 +238,9 @@ class ClientSession:
 
     # -- internals ------------------------------------------------------------------------------
     def _violate(
-        self, clause: str, description: str, at: float, severity: Severity = Severity.ERROR
+        self, rule: Rule, clause: str, description: str, at: float, severity: Severity = Severity.ERROR
     ) -> ProtocolViolation:
-        v = ProtocolViolation(clause, description, severity, at)
+        v = ProtocolViolation(clause, description, severity, at, rule)
         self.violations.append(v)
         return v
 
@@ -214,21 +255,40 @@ class ClientSession:
     def _on_start(self, control: dict[str, Any], at: float) -> list[SessionEvent]:
         events: list[SessionEvent] = []
         if self._current is not None:
-            events.append(self._violate(
-                "TTS-ORDER", f"synthesis_start for {control.get('request_id')!r} before "
-                f"synthesis_complete of {self._current.request_id!r}", at))
+            events.append(
+                self._violate(
+                    Rule.START_OVERLAP,
+                    "TTS-ORDER",
+                    f"synthesis_start for {control.get('request_id')!r} before "
+                    f"synthesis_complete of {self._current.request_id!r}",
+                    at,
+                )
+            )
+            self._current.given_up = True  # the next message has begun: this one will not complete
         record = self._take_pending(control.get("request_id"))
         rate = control.get("sample_rate")
         if not isinstance(rate, int) or isinstance(rate, bool) or rate <= 0:
-            events.append(self._violate("TTS-AUDIO", f"synthesis_start without a valid sample_rate: {rate!r}", at))
+            events.append(
+                self._violate(
+                    Rule.START_SAMPLE_RATE, "TTS-AUDIO", f"synthesis_start without a valid sample_rate: {rate!r}", at
+                )
+            )
             rate = record.sample_rate if record else DEFAULT_SAMPLE_RATE
         if record is None:
-            events.append(self._violate("TTS-ORDER", "synthesis_start with no message pending", at))
+            events.append(
+                self._violate(Rule.START_UNSOLICITED, "TTS-ORDER", "synthesis_start with no message pending", at)
+            )
         else:
             if control.get("request_id") != record.request_id:
-                events.append(self._violate(
-                    "TTS-ORDER", f"synthesis_start request_id {control.get('request_id')!r} does not echo "
-                    f"{record.request_id!r}", at, Severity.WARNING))
+                events.append(
+                    self._violate(
+                        Rule.START_REQUEST_ID,
+                        "TTS-ORDER",
+                        f"synthesis_start request_id {control.get('request_id')!r} does not echo {record.request_id!r}",
+                        at,
+                        Severity.WARNING,
+                    )
+                )
             record.started_at = at
             record.sample_rate = rate
         self._current = record
@@ -240,8 +300,14 @@ class ClientSession:
         events: list[SessionEvent] = []
         record = self._current
         if record is None:
-            events.append(self._violate("TTS-ORDER", f"{len(pcm)} bytes of audio outside synthesis_start/"
-                                        "synthesis_complete", at))
+            events.append(
+                self._violate(
+                    Rule.AUDIO_OUTSIDE,
+                    "TTS-ORDER",
+                    f"{len(pcm)} bytes of audio outside synthesis_start/synthesis_complete",
+                    at,
+                )
+            )
         else:
             if record.first_audio_at is None:
                 record.first_audio_at = at
@@ -249,10 +315,16 @@ class ClientSession:
             record.frame_times.append(at)
             record.frame_sizes.append(len(pcm))
         if len(pcm) % SAMPLE_WIDTH_BYTES:
-            events.append(self._violate("TTS-AUDIO", f"audio frame of {len(pcm)} bytes is not a whole number "
-                                        "of 16-bit samples", at))
+            events.append(
+                self._violate(
+                    Rule.AUDIO_ODD_LENGTH,
+                    "TTS-AUDIO",
+                    f"audio frame of {len(pcm)} bytes is not a whole number of 16-bit samples",
+                    at,
+                )
+            )
         elif not pcm:
-            events.append(self._violate("TTS-AUDIO", "empty audio frame", at, Severity.WARNING))
+            events.append(self._violate(Rule.AUDIO_EMPTY, "TTS-AUDIO", "empty audio frame", at, Severity.WARNING))
         events.append(AudioReceived(record.request_id if record else None, pcm, at))
         return events
 
@@ -260,46 +332,86 @@ class ClientSession:
         events: list[SessionEvent] = []
         record = self._current
         if record is None:
-            events.append(self._violate("TTS-ORDER", "synthesis_complete without synthesis_start", at))
+            events.append(
+                self._violate(Rule.COMPLETE_UNSTARTED, "TTS-ORDER", "synthesis_complete without synthesis_start", at)
+            )
             record = self._take_pending(control.get("request_id"))
         reported = control.get("audio_bytes")
         received = record.audio_bytes if record else 0
         cancelled = control.get("cancelled") is True
         if isinstance(reported, int) and not isinstance(reported, bool):
             if reported != received:
-                events.append(self._violate(
-                    "TTS-ORDER", f"synthesis_complete reports {reported} audio bytes, {received} arrived", at))
+                events.append(
+                    self._violate(
+                        Rule.COMPLETE_BYTES,
+                        "TTS-ORDER",
+                        f"synthesis_complete reports {reported} audio bytes, {received} arrived",
+                        at,
+                    )
+                )
         else:
-            events.append(self._violate("TTS-ORDER", "synthesis_complete without an integer audio_bytes", at,
-                                        Severity.WARNING))
+            events.append(
+                self._violate(
+                    Rule.COMPLETE_BYTES_MISSING,
+                    "TTS-ORDER",
+                    "synthesis_complete without an integer audio_bytes",
+                    at,
+                    Severity.WARNING,
+                )
+            )
             reported = None
         if record is not None:
             if record.first_audio_at is None and not cancelled:
-                events.append(self._violate("TTS-ORDER", "synthesis_complete with no audio frame before it", at))
+                events.append(
+                    self._violate(
+                        Rule.COMPLETE_NO_AUDIO, "TTS-ORDER", "synthesis_complete with no audio frame before it", at
+                    )
+                )
             record.completed_at = at
             record.cancelled = cancelled
         duration = control.get("duration_s")
         self._current = None
         if self.state is SessionState.STREAMING:
             self.state = SessionState.IDLE
-        events.append(SynthesisCompleted(
-            control.get("request_id"), reported, received,
-            float(duration) if isinstance(duration, (int, float)) else None, cancelled, control, at))
+        events.append(
+            SynthesisCompleted(
+                control.get("request_id"),
+                reported,
+                received,
+                float(duration) if isinstance(duration, (int, float)) else None,
+                cancelled,
+                control,
+                at,
+            )
+        )
         return events
 
     def _on_error(self, control: dict[str, Any], at: float) -> list[SessionEvent]:
         events: list[SessionEvent] = []
         code, message = control.get("code"), control.get("message")
         if not isinstance(code, str) or not code:
-            events.append(self._violate("TTS-ERROR", f"error frame without a code: {control!r}", at))
+            events.append(
+                self._violate(Rule.ERROR_NO_CODE, "TTS-ERROR", f"error frame without a code: {control!r}", at)
+            )
         if not isinstance(message, str) or not message.strip():
-            events.append(self._violate("TTS-ERROR", "error frame without a human message", at, Severity.WARNING))
+            events.append(
+                self._violate(
+                    Rule.ERROR_NO_MESSAGE, "TTS-ERROR", "error frame without a human message", at, Severity.WARNING
+                )
+            )
         record = self._current
         if record is not None:  # an error mid-synthesis ends the current message
             if code != "internal":  # only a failure can interrupt a started message; input was checked
-                events.append(self._violate(
-                    "TTS-ORDER", f"error {code!r} after synthesis_start of {record.request_id!r}: input "
-                    "errors belong before synthesis_start", at, Severity.WARNING))
+                events.append(
+                    self._violate(
+                        Rule.ERROR_AFTER_START,
+                        "TTS-ORDER",
+                        f"error {code!r} after synthesis_start of {record.request_id!r}: input "
+                        "errors belong before synthesis_start",
+                        at,
+                        Severity.WARNING,
+                    )
+                )
             self._current = None
             if self.state is SessionState.STREAMING:
                 self.state = SessionState.IDLE
@@ -308,6 +420,13 @@ class ClientSession:
         if record is not None:
             record.error_code = code if isinstance(code, str) else "?"
             record.completed_at = None
-        events.append(ErrorReceived(control.get("request_id"), code if isinstance(code, str) else None,
-                                    message if isinstance(message, str) else None, control, at))
+        events.append(
+            ErrorReceived(
+                control.get("request_id"),
+                code if isinstance(code, str) else None,
+                message if isinstance(message, str) else None,
+                control,
+                at,
+            )
+        )
         return events

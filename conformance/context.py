@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from bidi_tts.protocol import DEFAULT_SAMPLE_RATE, DEFAULT_VOICE
+from bidi_tts.session import Rule
 from bidi_tts.transports.base import ConnectError, Transport
-from conformance.driver import Conversation
+from conformance.diagnose import describe_connect_error
+from conformance.driver import EVERY_RULE, Conversation, Notes
 from conformance.model import CaseFailed, CaseSkipped
 from conformance.targets import Target
 
@@ -20,17 +23,22 @@ class Options:
 
     voice: str = DEFAULT_VOICE
     sample_rate: int = DEFAULT_SAMPLE_RATE
-    reply_timeout: float = 60.0  # the longest wait for any one expected frame
+    reply_timeout: float = 60.0  # the longest silence while an expected frame is due
     case_timeout: float = 300.0  # the whole case
+    end_silence: float | None = None  # see Calibration.end_silence (None: reply_timeout)
 
 
 class CaseContext:
     """Per-case handle on the target. Everything it opens is closed by :meth:`aclose`."""
 
-    def __init__(self, target: Target, options: Options) -> None:
+    def __init__(self, target: Target, options: Options, *, focus: Collection[Rule] = EVERY_RULE) -> None:
         self.target = target
         self.options = options
+        self.focus = frozenset(focus)
+        self.notes = Notes()
+        self.left_work_running = False  # a session was closed with a message still unfinished
         self._transports: list[Transport] = []
+        self._conversations: list[Conversation] = []
         self._http: httpx.AsyncClient | None = None
 
     @property
@@ -46,16 +54,23 @@ class CaseContext:
         try:
             transport = await self.target.connect(**opts)
         except ConnectError as exc:
-            raise CaseFailed(f"cannot open a session: {exc}", expected="a session",
-                             actual="refused") from None
+            why = describe_connect_error(exc)
+            raise CaseFailed(f"cannot open a session: {why}", expected="a WebSocket session",
+                             actual=why) from None
         self._transports.append(transport)
         return transport
 
-    async def conversation(self, **opts: Any) -> Conversation:
-        """Open a session wrapped in a checking Conversation."""
+    async def conversation(self, *, patience: float = 1.0, **opts: Any) -> Conversation:
+        """Open a session wrapped in a checking Conversation. `patience` scales the silence allowed
+        (a case that loads the container with N sessions at once gives each N times as long)."""
         transport = await self.connect(**opts)
-        return Conversation(transport, reply_timeout=self.options.reply_timeout,
-                            voice=self.options.voice, sample_rate=self.options.sample_rate)
+        end = self.options.end_silence
+        conv = Conversation(transport, reply_timeout=self.options.reply_timeout * patience,
+                            voice=self.options.voice, sample_rate=self.options.sample_rate,
+                            focus=self.focus, notes=self.notes,
+                            end_silence=None if end is None else end * patience)
+        self._conversations.append(conv)
+        return conv
 
     def http(self) -> httpx.AsyncClient:
         """An HTTP client on the container's base URL (skips the case when there is none)."""
@@ -67,12 +82,18 @@ class CaseContext:
         return self._http
 
     async def aclose(self) -> None:
+        for conv in self._conversations:
+            if conv.unfinished and conv.closed is None:
+                self.left_work_running = True
+            if conv.closed_by_client and conv.unfinished:
+                self.left_work_running = True
         for transport in self._transports:
             try:
                 await transport.close()
             except Exception:  # already gone: cleanup is best effort
                 pass
         self._transports.clear()
+        self._conversations.clear()
         if self._http is not None:
             await self._http.aclose()
             self._http = None

@@ -1,7 +1,13 @@
 """A conversation: one Transport plus one ClientSession, with waits that turn into case failures.
 
-Every frame goes through :class:`bidi_tts.session.ClientSession`, so every case checks the
-ordering invariants (TTS-ORDER, TTS-AUDIO, TTS-CLASSIFY) for free.
+Every frame goes through :class:`bidi_tts.session.ClientSession`, which tracks each message and
+checks the ordering rules. A conversation judges only the rules its case is about (`focus`): any
+other violation becomes a note for the report, so one deviation fails the one case that owns it
+instead of every case that happens to see it.
+
+Waiting is bounded by silence, not by a fixed total: a wait fails when no frame at all arrives for
+`reply_timeout` seconds (calibrated from the container), so a broken container fails fast while a
+slow one that keeps streaming is given the time it needs.
 """
 
 from __future__ import annotations
@@ -9,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,13 +27,18 @@ from bidi_tts.session import (
     ErrorReceived,
     MessageRecord,
     ProtocolViolation,
+    Rule,
     SessionEvent,
     Severity,
     SynthesisCompleted,
     SynthesisStarted,
 )
 from bidi_tts.transports.base import Transport, TransportClosed, TransportTimeout
+from conformance.diagnose import describe_close, describe_frame
+from conformance.focus import judged_by
 from conformance.model import CaseFailed
+
+EVERY_RULE: frozenset[Rule] = frozenset(Rule)
 
 
 @dataclass(slots=True)
@@ -42,36 +53,53 @@ class Reply:
     audio: bytearray = field(default_factory=bytearray)
     frame_kinds: list[str] = field(default_factory=list)  # "text"/"binary"/"?" per frame in order
 
+    @property
+    def answered(self) -> bool:
+        """Any sign of an answer: synthesis_start, audio, or an error."""
+        return self.started is not None or bool(self.audio) or self.error is not None
 
-def describe_frame(payload: bytes, kind: FrameKind | None) -> str:
-    """A short human description of a frame for failure details."""
-    label = kind.value.upper() if kind else "FRAME"
-    try:
-        obj = json.loads(payload.decode("utf-8"))
-        if isinstance(obj, dict):
-            shown = {k: obj[k] for k in list(obj)[:5]}
-            text = json.dumps(shown, ensure_ascii=False)
-            return f"{label} {text[:160]}"
-    except (UnicodeDecodeError, ValueError):
-        pass
-    return f"{label} {len(payload)} bytes"
+
+@dataclass(slots=True)
+class Notes:
+    """Deviations seen outside a case's focus: reported once each, never judged by that case."""
+
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, line: str) -> None:
+        if line not in self.lines:
+            self.lines.append(line)
 
 
 class Conversation:
     """Drives one session: send messages, collect replies, fail with the real cause."""
 
-    def __init__(self, transport: Transport, *, reply_timeout: float, voice: str, sample_rate: int) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        reply_timeout: float,
+        voice: str,
+        sample_rate: int,
+        focus: Collection[Rule] = EVERY_RULE,
+        notes: Notes | None = None,
+        end_silence: float | None = None,
+    ) -> None:
         self.transport = transport
         self.session = ClientSession()
-        self.reply_timeout = reply_timeout
+        self.reply_timeout = reply_timeout  # the longest silence while a frame is due
+        # Once a message's audio has started and stopped: the silence after which it counts as ended
+        # without synthesis_complete (shorter than reply_timeout only for a container seen to send none).
+        self.end_silence = reply_timeout if end_silence is None else min(end_silence, reply_timeout)
         self.voice = voice
         self.sample_rate = sample_rate
+        self.focus = frozenset(focus)
+        self.notes = notes if notes is not None else Notes()
         self.log: list[str] = []  # human description of every frame received, in order
         self.events: list[SessionEvent] = []
         self.replies: dict[str, Reply] = {}
         self.closed: TransportClosed | None = None
         self.closed_at: float | None = None
-        self._errors_without_request: list[ErrorReceived] = []
+        self.closed_by_client = False
 
     # -- sending -------------------------------------------------------------------------------
     def request(self, text: str, **fields: Any) -> SynthesizeRequest:
@@ -107,7 +135,7 @@ class Conversation:
         if split_at is not None or fragments is not None:
             cuts = sorted(split_at) if split_at is not None else _even_cuts(len(data), fragments or 2)
             parts = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
-            await self._send_fragmented(parts, kind or FrameKind.BINARY)
+            await self._send(lambda: self.transport.send_fragmented(parts, kind=kind or FrameKind.BINARY))
         else:
             await self.send_raw(data if kind is not FrameKind.TEXT else body, kind=kind)
         return rid
@@ -121,23 +149,19 @@ class Conversation:
 
     async def send_raw(self, payload: bytes | str, *, kind: FrameKind | None = FrameKind.TEXT) -> None:
         """Send bytes exactly as given (bad inputs, close, cancel)."""
-        try:
-            await self.transport.send(payload, kind=kind)
-        except TransportClosed as closed:
-            self._on_closed(closed)
-            raise CaseFailed(f"the container had closed the session before the message was sent "
-                             f"(close code {closed.code}, reason {closed.reason!r})") from None
+        await self._send(lambda: self.transport.send(payload, kind=kind))
 
     async def send_json(self, obj: Any, *, kind: FrameKind | None = FrameKind.TEXT) -> None:
         await self.send_raw(json.dumps(obj), kind=kind)
 
-    async def _send_fragmented(self, parts: list[bytes], kind: FrameKind) -> None:
+    async def _send(self, send: Callable[[], Any]) -> None:
         try:
-            await self.transport.send_fragmented(parts, kind=kind)
+            await send()
         except TransportClosed as closed:
             self._on_closed(closed)
             raise CaseFailed(f"the container had closed the session before the message was sent "
-                             f"(close code {closed.code})") from None
+                             f"({describe_close(closed)})", expected="an open session",
+                             actual=describe_close(closed)) from None
 
     async def close_request(self, kind: FrameKind | None = FrameKind.TEXT) -> None:
         await self.send_raw(self.session.close(), kind=kind)
@@ -155,7 +179,6 @@ class Conversation:
         self.log.append(describe_frame(frame.payload, frame.kind))
         undone = [r for r in self.replies.values() if not r.record.done]
         events = self.session.receive_frame(frame)
-        kind = frame.kind.value if frame.kind else "?"
         owner: Reply | None = None
         for event in events:
             self.events.append(event)
@@ -170,15 +193,15 @@ class Conversation:
                     owner.started = event
             elif isinstance(event, SynthesisCompleted | ErrorReceived):
                 owner = next((r for r in undone if r.record.done), None)
-                if isinstance(event, SynthesisCompleted) and owner is not None:
-                    owner.completed = event
-                elif isinstance(event, ErrorReceived):
-                    if owner is not None:
-                        owner.error = event
+                if owner is not None:
+                    if isinstance(event, SynthesisCompleted):
+                        owner.completed = event
                     else:
-                        self._errors_without_request.append(event)
+                        owner.error = event
+            elif isinstance(event, ProtocolViolation) and event.rule not in self.focus:
+                self.notes.add(f"{event.clause}: {event.description} (judged by {judged_by(event.rule)})")
         if owner is not None:
-            owner.frame_kinds.append(kind)
+            owner.frame_kinds.append(frame.kind.value if frame.kind else "?")
         return events
 
     def _on_closed(self, closed: TransportClosed) -> None:
@@ -187,50 +210,111 @@ class Conversation:
             self.closed_at = time.perf_counter()
             self.session.connection_closed(closed.code, closed.reason)
 
-    def _status(self) -> str:
+    def received(self) -> str:
+        """The last frames received, for failure details."""
         shown = self.log[-6:]
         more = f"{len(self.log) - len(shown)} earlier frames, then " if len(self.log) > len(shown) else ""
         return f"{more}{'; '.join(shown)}" if shown else "no frame at all"
 
-    async def wait_reply(self, rid: str, timeout: float | None = None) -> Reply:
-        """Wait until the message is completed or answered with an error."""
-        reply = self.replies[rid]
-        deadline = time.perf_counter() + (self.reply_timeout if timeout is None else timeout)
-        while not reply.record.done:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                raise self._no_reply(reply, timeout)
+    async def pump_until(self, done: Callable[[], bool], *, silence: float | None = None,
+                         total: float | None = None) -> str | None:
+        """Read frames until `done()`; None when done, else why not: "silence" (no frame for `silence`
+        seconds), "total" (the `total` budget ran out while frames kept coming) or "closed"."""
+        silence = self.reply_timeout if silence is None else silence
+        deadline = None if total is None else time.perf_counter() + total
+        while not done():
+            wait = silence
+            if deadline is not None:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    return "total"
+                wait = min(wait, left)
             try:
-                await self.pump(left)
+                await self.pump(wait)
             except TransportTimeout:
-                raise self._no_reply(reply, timeout) from None
-            except TransportClosed as closed:
-                raise CaseFailed(
-                    f"the container closed the session (code {closed.code}, reason {closed.reason!r}) "
-                    f"before finishing the message; received: {self._status()}",
-                    expected="synthesis_start, audio, synthesis_complete; the session stays open",
-                    actual=f"close {closed.code}",
-                ) from None
+                if deadline is not None and time.perf_counter() >= deadline:
+                    return "total"
+                return "silence"
+            except TransportClosed:
+                return None if done() else "closed"
+        return None
+
+    async def _wait_end(self, reply: Reply, timeout: float | None) -> str | None:
+        why = await self.pump_until(lambda: reply.answered or reply.record.done, silence=timeout)
+        if why is None and not reply.record.done:
+            silence = self.end_silence if timeout is None else timeout
+            why = await self.pump_until(lambda: reply.record.done, silence=silence)
+        return why
+
+    async def wait_reply(self, rid: str, timeout: float | None = None) -> Reply:
+        """Wait until the message is completed or answered with an error (`timeout`: silence allowed)."""
+        reply = self.replies[rid]
+        why = await self._wait_end(reply, timeout)
+        if why == "closed":
+            assert self.closed is not None
+            raise CaseFailed(
+                f"the container {describe_close(self.closed)} before finishing the message; received: "
+                f"{self.received()}",
+                expected="synthesis_start, audio, synthesis_complete; the session stays open",
+                actual=describe_close(self.closed))
+        if why is not None:
+            waited = timeout if timeout is not None else self.end_silence if reply.answered else self.reply_timeout
+            raise self._no_reply(reply, waited)
         return reply
 
-    def _no_reply(self, reply: Reply, timeout: float | None) -> CaseFailed:
-        t = self.reply_timeout if timeout is None else timeout
-        if reply.started is None:
-            what = "no synthesis_start"
+    async def wait_answer(self, rid: str, timeout: float | None = None) -> Reply:
+        """Wait for the first sign of an answer (synthesis_start, audio or an error), or a close."""
+        reply = self.replies[rid]
+        why = await self.pump_until(lambda: reply.answered or reply.record.done, silence=timeout)
+        if why == "silence":
+            raise self._no_reply(reply, self.reply_timeout if timeout is None else timeout)
+        return reply
+
+    async def collect(self, rid: str) -> Reply:
+        """Read the answer until it ends (synthesis_complete, an error, a close) or goes silent, for a
+        case about what arrived rather than how it ended; fails only when nothing at all answered.
+        A missing end is noted for the cases that judge it."""
+        reply = self.replies[rid]
+        why = await self._wait_end(reply, None)
+        if not reply.answered:
+            raise self._no_reply(reply, self.reply_timeout)
+        if why == "silence" and self.session.current is reply.record:
+            self.session.give_up_current()
+            self.notes.add(f"TTS-ORDER: no synthesis_complete; the audio stopped and nothing arrived for "
+                           f"{self.end_silence:.1f} s (judged by audio.order.1)")
+        return reply
+
+    async def exchange(self, text: str, **kw: Any) -> Reply:
+        """Send one message and read its answer to the end, for a case about the session rather than the
+        message's framing: fails when it is refused or nothing answers, while a missing
+        synthesis_complete is only noted (audio.order.1 judges it)."""
+        reply = await self.collect(await self.synthesize(text, **kw))
+        if reply.error is not None:
+            raise CaseFailed(
+                f"a valid message was refused with error {reply.error.code or '(no code)'}",
+                expected="synthesis_start, audio, synthesis_complete", actual=f"error {reply.error.code}")
+        if not reply.audio:
+            raise CaseFailed(f"no audio; received: {self.received()}", expected="audio", actual="no audio")
+        self.raise_violations()
+        return reply
+
+    def _no_reply(self, reply: Reply, silence: float) -> CaseFailed:
+        if reply.started is None and not reply.audio:
+            what = "no answer (no synthesis_start, no audio, no error)"
         elif not reply.audio:
             what = "synthesis_start but no audio"
         else:
             what = f"synthesis_start and {len(reply.audio)} audio bytes but no synthesis_complete"
-        return CaseFailed(f"{what} within {t:.1f} s; received: {self._status()}",
+        return CaseFailed(f"{what}: nothing arrived for {silence:.1f} s; received: {self.received()}",
                           expected="synthesis_start, audio, synthesis_complete", actual=what)
 
     async def complete(self, rid: str, timeout: float | None = None) -> Reply:
-        """Wait for the reply and require success: synthesis_complete, no ERROR violation."""
+        """Wait for the reply and require success: synthesis_complete, no violation in focus."""
         reply = await self.wait_reply(rid, timeout)
         if reply.error is not None:
             raise CaseFailed(
-                f"a valid message was refused with error code {reply.error.code!r} "
-                f"({reply.error.message!r})",
+                f"a valid message was refused with error {reply.error.code or '(no code)'}"
+                f"{': ' + repr(reply.error.message) if reply.error.message else ''}",
                 expected="synthesis_start, audio, synthesis_complete", actual=f"error {reply.error.code}")
         self.raise_violations()
         return reply
@@ -240,57 +324,27 @@ class Conversation:
         timeout = kw.pop("timeout", None)
         return await self.complete(await self.synthesize(text, **kw), timeout)
 
-    async def expect_error(self, timeout: float | None = None) -> ErrorReceived | TransportClosed:
-        """Wait for the next error frame (nothing pending) or the end of the session."""
-        start = len(self._errors_without_request)
-        deadline = time.perf_counter() + (self.reply_timeout if timeout is None else timeout)
-        while len(self._errors_without_request) == start:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                break
-            try:
-                await self.pump(left)
-            except TransportTimeout:
-                break
-            except TransportClosed as closed:
-                return closed
-        if len(self._errors_without_request) > start:
-            return self._errors_without_request[start]
-        t = self.reply_timeout if timeout is None else timeout
-        raise CaseFailed(f"no error frame and no close within {t:.1f} s; received: {self._status()}",
-                         expected="an error frame with a code", actual="silence")
-
     async def wait_closed(self, timeout: float | None = None) -> TransportClosed:
-        """Read (and check) frames until the container closes the session."""
-        deadline = time.perf_counter() + (self.reply_timeout if timeout is None else timeout)
-        while True:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                break
-            try:
-                await self.pump(left)
-            except TransportTimeout:
-                break
-            except TransportClosed as closed:
-                return closed
-        t = self.reply_timeout if timeout is None else timeout
-        raise CaseFailed(f"the container did not close the session within {t:.1f} s; received: "
-                         f"{self._status()}", expected="a close frame", actual="the session stayed open")
+        """Read (and check) frames until the container closes the session (`timeout`: silence allowed,
+        and also the whole wait: a container that keeps sending must still close)."""
+        limit = self.reply_timeout if timeout is None else timeout
+        why = await self.pump_until(lambda: self.closed is not None, silence=limit, total=limit)
+        if why is None and self.closed is not None:
+            return self.closed
+        raise CaseFailed(f"the container did not close the session within {limit:.1f} s; received: "
+                         f"{self.received()}", expected="a close frame", actual="the session stayed open")
 
     async def quiet(self, seconds: float) -> list[str]:
         """Frames that arrive within `seconds` (expected: none)."""
         seen = len(self.log)
-        deadline = time.perf_counter() + seconds
-        while (left := deadline - time.perf_counter()) > 0:
-            try:
-                await self.pump(left)
-            except (TransportTimeout, TransportClosed):
-                break
+        await self.pump_until(lambda: False, silence=seconds, total=seconds)
         return self.log[seen:]
 
     # -- invariants ----------------------------------------------------------------------------
     def violations(self, severity: Severity | None = Severity.ERROR) -> list[ProtocolViolation]:
-        return [v for v in self.session.violations if severity is None or v.severity is severity]
+        """Violations of the rules in focus (all rules for a conversation made outside a case)."""
+        return [v for v in self.session.violations
+                if v.rule in self.focus and (severity is None or v.severity is severity)]
 
     def raise_violations(self) -> None:
         bad = self.violations()
@@ -298,12 +352,19 @@ class Conversation:
             first = bad[0]
             more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
             raise CaseFailed(f"{first.clause}: {first.description}{more}",
-                             expected="frames in the order of CONTRACT.md", actual=first.description)
+                             expected="frames as CONTRACT.md orders them", actual=first.description)
 
     def warnings(self) -> list[str]:
         return [f"{v.clause}: {v.description}" for v in self.violations(Severity.WARNING)]
 
+    @property
+    def unfinished(self) -> bool:
+        """Messages were sent whose answer had not ended when the client closed (work left running)."""
+        return any(not r.record.done or r.record.given_up for r in self.replies.values())
+
     async def close(self) -> None:
+        if self.closed is None:
+            self.closed_by_client = True
         try:
             await self.transport.close()
         except Exception:  # the peer may already be gone; closing is best effort

@@ -99,7 +99,8 @@ class CaseResult:
     expected: str | None = None
     actual: str | None = None
     duration_s: float = 0.0
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # deviations seen that other cases judge
+    left_work_running: bool = False  # a session closed with its message unfinished
 
     @property
     def passed(self) -> bool:

@@ -18,7 +18,7 @@ import pytest
 from conformance.context import Options
 from conformance.model import Case, CaseResult, Registry, Verdict
 from conformance.report import Entry, summary_lines, write_html, write_json
-from conformance.runner import run_case, unmet_requirement
+from conformance.runner import SuiteRunner, unmet_requirement
 from conformance.targets import (
     DEFAULT_IMAGE,
     DockerTarget,
@@ -50,9 +50,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="NON-STRICT verdicts fail (pytest's own --strict does the same)")
     g.addoption("--voice", default="af_heart", help="voice for the cases (default af_heart)")
     g.addoption("--sample-rate", type=int, default=24_000, help="sample rate for the cases (default 24000)")
-    g.addoption("--case-timeout", type=float, default=300.0, help="seconds for one whole case (default 300)")
-    g.addoption("--reply-timeout", type=float, default=60.0,
-                help="seconds to wait for any one expected frame (default 60)")
+    g.addoption("--case-timeout", type=float, default=None,
+                help="seconds for one whole case (default: 25x the silence allowed, 60 to 300)")
+    g.addoption("--reply-timeout", type=float, default=None,
+                help="seconds of silence allowed while an expected frame is due (default: calibrated on the "
+                     "container at the start of the run, 2 to 60)")
     g.addoption("--container-log", default=None, help="write the process target's output here")
 
 
@@ -68,14 +70,20 @@ class ConformanceState:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        reply_timeout = config.getoption("reply_timeout")
+        case_timeout = config.getoption("case_timeout")
         self.options = Options(
             voice=config.getoption("voice"),
             sample_rate=config.getoption("sample_rate"),
-            reply_timeout=config.getoption("reply_timeout"),
-            case_timeout=config.getoption("case_timeout"),
+            reply_timeout=60.0 if reply_timeout is None else reply_timeout,
+            case_timeout=300.0 if case_timeout is None else case_timeout,
         )
+        self._calibrate = reply_timeout is None
+        self._case_timeout_given = case_timeout is not None
         self.strict = bool(config.getoption("conformance_strict") or config.getoption("strict", False))
         self.planned = self._plan()
+        self.runner = SuiteRunner(self.planned, self.options, calibrate_timeouts=self._calibrate,
+                                  case_timeout_given=self._case_timeout_given, progress=self.note)
         self._started = False
         self._start_error: str | None = None
         self.results: dict[str, CaseResult] = {}
@@ -146,7 +154,8 @@ class CaseItem(pytest.Item):
         state = _state(self.config)
         reason = unmet_requirement(self.case, state.planned)
         if reason is None:
-            result = run_case(self.case, state.target(), state.options)
+            state.target()
+            result = state.runner.run(self.case)
         else:
             result = CaseResult(self.case, Verdict.SKIPPED, reason)
         state.results[self.case.id] = result

@@ -24,11 +24,16 @@ class Entry:
     expected: str | None = None
     actual: str | None = None
     duration_s: float = 0.0
+    notes: tuple[str, ...] = ()
 
     @classmethod
     def from_result(cls, result: CaseResult, outcome: str) -> Entry:
-        return cls(result.case, outcome, result.verdict.value, result.detail, result.expected, result.actual,
-                   round(result.duration_s, 3))
+        detail = result.detail
+        if result.notes:
+            detail = f"{detail}; " if detail else ""
+            detail += "noted, not judged here: " + " | ".join(result.notes)
+        return cls(result.case, outcome, result.verdict.value, detail, result.expected, result.actual,
+                   round(result.duration_s, 3), tuple(result.notes))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -42,6 +47,7 @@ class Entry:
             "expected": self.expected,
             "actual": self.actual,
             "duration_s": self.duration_s,
+            "notes": list(self.notes),
         }
 
 

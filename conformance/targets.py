@@ -64,6 +64,9 @@ class Target:
             self.base_url,
             headers=opts.get("headers"),
             open_timeout=float(opts.get("open_timeout", 10.0)),
+            # A client leaving mid-message need not wait out a container that streams on before it
+            # answers the close frame: that wait would only slow the suite down.
+            close_timeout=float(opts.get("close_timeout", 0.5)),
         )
 
     def start(self, progress: Progress = _quiet) -> None:

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
 from bidi_tts.frames import FrameKind
 from bidi_tts.session import ErrorReceived
 from conformance.context import CaseContext
+from conformance.diagnose import describe_close
 from conformance.driver import Conversation, Reply
 from conformance.model import CaseFailed, Outcome, non_strict, ok
 
 SHORT = "Hello there."
 SENTENCE = "The quick brown fox jumps over the lazy dog."
 TINY = "Hi."
+# Answered at once with an error by any container, no synthesis: a cheap "are you still listening?"
+LIVENESS_PROBE = json.dumps({"type": "conformance-liveness-probe"})
 
 _EXCEPTION_TEXT = re.compile(
     r"Traceback|\b[A-Z][A-Za-z]*(Error|Exception)\b|File \"|line \d+ column \d+ \(char \d+\)|"
@@ -46,108 +50,115 @@ def rms(pcm: bytes | bytearray) -> float:
     return float(np.sqrt(np.mean(samples * samples)))
 
 
+@dataclass(frozen=True)
+class Bad:
+    """One bad input and the answers CONTRACT.md allows for it."""
+
+    what: str
+    payload: bytes | str
+    codes: tuple[str, ...]
+    close_codes: tuple[int, ...] = ()
+    kind: FrameKind = FrameKind.TEXT
+    accept_success: bool = False  # input the container may also take and synthesize
+
+    @property
+    def answers(self) -> str:
+        closes = f" (or close {'/'.join(map(str, sorted(self.close_codes)))})" if self.close_codes else ""
+        return " or ".join(sorted(self.codes)) + closes
+
+
 async def usable_after(conv: Conversation, what: str) -> Reply:
     """The session must still synthesize after `what`; fail naming it otherwise."""
     try:
-        return await conv.say(TINY)
+        return await conv.exchange(TINY)
     except CaseFailed as exc:
         raise CaseFailed(f"the session is not usable after {what}: {exc.detail}",
                          expected="the next message is synthesized", actual=exc.actual) from None
+
+
+async def still_listening(conv: Conversation, what: str) -> None:
+    """The session must still answer (any coded answer) after `what`, without costing a synthesis."""
+    rid = conv.track(text="(liveness probe)")
+    try:
+        await conv.send_raw(LIVENESS_PROBE)
+        reply = await conv.wait_reply(rid)
+    except CaseFailed as exc:
+        raise CaseFailed(f"the session stopped answering after {what}: {exc.detail}",
+                         expected="the session stays usable", actual=exc.actual) from None
+    if reply.error is None:
+        raise CaseFailed(f"after {what}, an unknown message type was synthesized instead of refused",
+                         expected="error unknown_type", actual="synthesis")
 
 
 async def fresh_session_works(ctx: CaseContext, what: str) -> None:
     """A new session must work (after a fatal close of the previous one)."""
     conv = await ctx.conversation()
     try:
-        await conv.say(TINY)
+        await conv.exchange(TINY)
     except CaseFailed as exc:
-        raise CaseFailed(f"a new session does not work after {what}: {exc.detail}") from None
+        raise CaseFailed(f"a new session does not work after {what}: {exc.detail}", expected=exc.expected,
+                         actual=exc.actual) from None
     finally:
         await conv.close()
 
 
-async def expect_refusal(
-    ctx: CaseContext,
-    payload: bytes | str,
-    codes: Iterable[str],
-    *,
-    what: str,
-    kind: FrameKind | None = FrameKind.TEXT,
-    close_codes: Iterable[int] = (),
-    accept_success: bool = False,
-    request_id: str | None = None,
-) -> Outcome:
+async def expect_refusal(ctx: CaseContext, bad: Bad) -> Outcome:
     """Send one bad message; expect a coded error frame (or an allowed fatal close), then a usable
-    session. With `accept_success`, a normal synthesis is also fine (input the container may take)."""
+    session (or, after a fatal close, a usable new session)."""
     conv = await ctx.conversation()
-    outcome = await refuse(conv, payload, codes, what=what, kind=kind, close_codes=close_codes,
-                           accept_success=accept_success, request_id=request_id)
+    outcome = await refuse(conv, bad)
     if conv.closed is not None:
-        await fresh_session_works(ctx, f"the session was closed with {conv.closed.code} for {what}")
+        await fresh_session_works(ctx, f"the session was closed with {conv.closed.code} for {bad.what}")
     else:
-        await usable_after(conv, what)
+        await usable_after(conv, bad.what)
     return outcome
 
 
-async def refuse(
-    conv: Conversation,
-    payload: bytes | str,
-    codes: Iterable[str],
-    *,
-    what: str,
-    kind: FrameKind | None = FrameKind.TEXT,
-    close_codes: Iterable[int] = (),
-    accept_success: bool = False,
-    request_id: str | None = None,
-) -> Outcome:
-    """Send one bad message on `conv` and judge the answer (not the session's usability after it).
-    An allowed fatal close leaves `conv.closed` set."""
-    codes, close_codes = set(codes), set(close_codes)
-    rid = conv.track(request_id)
-    expected = " or ".join(sorted(codes)) + (
-        f" (or close {'/'.join(map(str, sorted(close_codes)))})" if close_codes else "")
+async def refuse(conv: Conversation, bad: Bad) -> Outcome:
+    """Send one bad message on `conv` and judge the first answer (not the session's usability after it).
+    An allowed fatal close leaves `conv.closed` set. Judged at the first sign: a synthesis_start or
+    audio for a message that must be refused fails at once, without waiting for the synthesis."""
+    rid = conv.track()
+    expected = f"error frame {bad.answers}"
     try:
-        await conv.send_raw(payload, kind=kind)
+        await conv.send_raw(bad.payload, kind=bad.kind)
     except CaseFailed:
         # A container may close (1009) while a huge message is still being sent: that is its answer.
-        if conv.closed is not None and conv.closed.code in close_codes:
-            return ok(f"{what}: closed with {conv.closed.code}")
+        if conv.closed is not None and conv.closed.code in bad.close_codes:
+            return ok(f"{bad.what}: closed with {conv.closed.code}")
         raise
     try:
-        reply = await conv.wait_reply(rid)
+        reply = await conv.wait_answer(rid)
     except CaseFailed as exc:
-        closed = conv.closed
-        if closed is None:
-            raise CaseFailed(f"{what}: {exc.detail}", expected=f"error frame {expected}",
-                             actual=exc.actual) from None
-        if closed.code in close_codes:
-            return ok(f"{what}: closed with {closed.code}")
-        raise CaseFailed(
-            f"{what}: the container closed the session (code {closed.code}, reason {closed.reason!r}) "
-            f"instead of answering with an error frame", expected=f"error frame {expected}",
-            actual=f"close {closed.code}") from None
+        raise CaseFailed(f"{bad.what}: {exc.detail}", expected=expected, actual=exc.actual) from None
+    if reply.error is None and reply.answered:
+        if not bad.accept_success:
+            raise CaseFailed(f"{bad.what}: the message was accepted and synthesized (synthesis_start arrived)",
+                             expected=expected, actual="synthesis_start")
+        await conv.collect(rid)
+        return ok(f"{bad.what}: synthesized normally (allowed)")
     if reply.error is None:
-        if accept_success:
-            conv.raise_violations()
-            return ok(f"{what}: synthesized normally (allowed)")
-        raise CaseFailed(f"{what}: the message was accepted and synthesized ({len(reply.audio)} audio bytes)",
-                         expected=f"error frame {expected}", actual="synthesis_complete")
-    return _judge_error(conv, reply.error, codes, expected, what)
+        closed = conv.closed
+        assert closed is not None
+        if closed.code in bad.close_codes:
+            return ok(f"{bad.what}: closed with {closed.code}")
+        raise CaseFailed(f"{bad.what}: the container {describe_close(closed)} instead of answering with an "
+                         f"error frame", expected=expected, actual=describe_close(closed))
+    return judge_error(conv, reply.error, bad)
 
 
-def _judge_error(
-    conv: Conversation, got: ErrorReceived, codes: set[str], expected: str, what: str
-) -> Outcome:
+def judge_error(conv: Conversation, got: ErrorReceived, bad: Bad) -> Outcome:
+    """An error frame for `bad`: the right code, a human message; NON-STRICT for warnings in focus."""
     if got.code is None:
-        raise CaseFailed(f"{what}: the error frame has no code (missing error code): {got.control}",
-                         expected=f"error code {expected}", actual="no code")
-    if got.code not in codes:
-        raise CaseFailed(f"{what}: answered with error code {got.code!r}, expected {expected}",
-                         expected=expected, actual=got.code)
+        raise CaseFailed(f"{bad.what}: the error frame has no code (missing error code): {got.control}",
+                         expected=f"error code {bad.answers}", actual="no code")
+    if got.code not in bad.codes:
+        raise CaseFailed(f"{bad.what}: answered with error code {got.code!r}, expected {bad.answers}",
+                         expected=bad.answers, actual=got.code)
     problem = message_problem(got.message)
     if problem:
-        raise CaseFailed(f"{what}: {problem}", expected="a human message", actual=repr(got.message))
+        raise CaseFailed(f"{bad.what}: {problem}", expected="a human message", actual=repr(got.message))
     notes = conv.warnings()
     if notes:
-        return non_strict(f"{what}: {got.code}; but {notes[0]}")
-    return ok(f"{what}: error {got.code}")
+        return non_strict(f"{bad.what}: {got.code}; but {notes[0]}")
+    return ok(f"{bad.what}: error {got.code}")

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import json
+import statistics
+
+from bidi_tts.frames import FrameKind
 from bidi_tts.protocol import CHANNELS, ENCODING, SAMPLE_WIDTH_BYTES
-from bidi_tts.session import ProtocolViolation
+from bidi_tts.session import Rule
 from conformance.cases._util import SENTENCE, SHORT, rms
+from conformance.cases.frames import handled
 from conformance.context import CaseContext
+from conformance.driver import Conversation
 from conformance.model import CaseFailed, Outcome, case, informational, non_strict, ok
 
 MIN_RMS = 30.0  # s16 units: well below quiet speech (hundreds to thousands), well above dither
 # Plausible speech: 66 characters a second is far too fast, 4 a second far too slow.
 MIN_S_PER_CHAR, MAX_S_PER_CHAR = 0.015, 0.25
 STREAM_FIRST = "Good morning."
-STREAM_REST = (" The weather today is mild, with a light breeze from the west and a few clouds."
-               " Later this evening, expect clear skies and a cool night across the whole region.")
+STREAM_REST = (" The weather today is mild, with a light breeze from the west. A few clouds will pass over"
+               " the hills by noon. Later this evening, expect clear skies and a cool night. Tomorrow brings"
+               " more sunshine across the whole region. The weekend looks dry and calm.")
+STREAM_SENTENCES = 6
+STREAM_RATIO, STREAM_SLACK_S = 2.5, 0.015
 
 
 @case("audio.order.1", "frames of one message come as synthesis_start, audio..., synthesis_complete",
@@ -29,14 +38,16 @@ async def order(ctx: CaseContext) -> Outcome:
 @case("audio.format.1", "synthesis_start announces the requested rate, pcm_s16le, mono",
       clauses=["TTS-AUDIO"], expect='{"sample_rate": requested, "encoding": "pcm_s16le", "channels": 1}')
 async def announced_format(ctx: CaseContext) -> Outcome:
-    conv = await ctx.conversation()
-    reply = await conv.say(SHORT)
-    assert reply.started is not None
+    reply = await handled(ctx, FrameKind.TEXT, SHORT)
+    if reply.started is None:
+        raise CaseFailed("audio arrived without synthesis_start", expected="synthesis_start first",
+                         actual="audio first")
     start = reply.started.control
     wanted = {"sample_rate": ctx.options.sample_rate, "encoding": ENCODING, "channels": CHANNELS}
     wrong = {k: start.get(k) for k, v in wanted.items() if start.get(k) != v}
     if wrong:
-        raise CaseFailed(f"synthesis_start announces {wrong}", expected=str(wanted), actual=str(wrong))
+        shown = ", ".join(f"{k} {'missing' if v is None else json.dumps(v)}" for k, v in wrong.items())
+        raise CaseFailed(f"synthesis_start announces {shown}", expected=json.dumps(wanted), actual=shown)
     return ok()
 
 
@@ -45,42 +56,35 @@ async def announced_format(ctx: CaseContext) -> Outcome:
       expect="every frame between start and complete is BINARY")
 async def binary_audio(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
-    rid = await conv.synthesize(SENTENCE)
-    try:
-        reply = await conv.wait_reply(rid)
-    except CaseFailed:
-        raise
-    stray = [v for v in conv.session.violations if v.clause in ("TTS-CLASSIFY", "TTS-AUDIO")]
-    text_frames = [k for k in reply.frame_kinds[1:-1] if k == "text"]
+    reply = await conv.collect(await conv.synthesize(SENTENCE))
+    stray = [v for v in conv.session.violations if v.rule is Rule.TEXT_NOT_JSON]
+    inside = reply.frame_kinds[1:-1] if reply.completed is not None else reply.frame_kinds[1:]
+    text_frames = [k for k in inside if k == "text"]
     if stray or text_frames:
         sample = next((line for line in conv.log if '"audio"' in line or "base64" in line or
                        '"data"' in line), conv.log[1] if len(conv.log) > 1 else "")
         why = stray[0].description if stray else f"{len(text_frames)} TEXT frames between start and complete"
-        raise CaseFailed(f"audio inside JSON/TEXT frames instead of BINARY PCM: {why}; e.g. {sample[:100]}",
-                         expected="BINARY frames of raw s16le PCM", actual=why)
+        raise CaseFailed(f"sent audio in TEXT frames (JSON or base64) instead of BINARY PCM: {why}; "
+                         f"e.g. {sample[:100]}", expected="BINARY frames of raw s16le PCM", actual=why)
     if not reply.audio:
         raise CaseFailed("no BINARY audio frame at all", expected="BINARY audio frames", actual="none")
-    conv.raise_violations()
-    return ok(f"{len(reply.frame_kinds) - 2} BINARY audio frames")
-
-
-def _whole_sample_violations(violations: list[ProtocolViolation]) -> list[ProtocolViolation]:
-    return [v for v in violations if "whole number" in v.description]
+    return ok(f"{reply.frame_kinds.count('binary')} BINARY audio frames")
 
 
 @case("audio.samples.1", "every audio frame holds a whole number of 16-bit samples (even length)",
       clauses=["TTS-AUDIO"], expect="every BINARY frame has an even number of bytes")
 async def whole_samples(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
-    rid = await conv.synthesize(SENTENCE)
-    reply = await conv.wait_reply(rid)
+    reply = await conv.collect(await conv.synthesize(SENTENCE))
     sizes = reply.record.frame_sizes
     odd = [s for s in sizes if s % SAMPLE_WIDTH_BYTES]
     if odd:
         raise CaseFailed(f"odd-length audio frames: {len(odd)} of {len(sizes)} (e.g. {odd[0]} bytes)",
                          expected="even frame lengths", actual=f"{odd[0]} bytes")
-    await conv.complete(rid)
-    return ok(f"{len(sizes)} frames, sizes {min(sizes)}..{max(sizes)} bytes" if sizes else "")
+    if not sizes:
+        raise CaseFailed("no audio frame at all", expected="audio frames", actual="none")
+    conv.raise_violations()
+    return ok(f"{len(sizes)} frames, sizes {min(sizes)}..{max(sizes)} bytes")
 
 
 @case("audio.consistent.1", "synthesis_complete's audio_bytes and duration_s match the audio received",
@@ -91,16 +95,20 @@ async def consistent_totals(ctx: CaseContext) -> Outcome:
     rid = await conv.synthesize(SENTENCE)
     reply = await conv.wait_reply(rid)
     if reply.completed is None:
-        raise CaseFailed(f"refused with {reply.error.code if reply.error else '?'}")
+        code = reply.error.code if reply.error else None
+        raise CaseFailed(f"a valid message was refused with error {code or '(no code)'}",
+                         expected="synthesis_complete", actual=f"error {code}")
     reported = reply.completed.audio_bytes_reported
     if reported != len(reply.audio):
-        raise CaseFailed(f"synthesis_complete reports audio_bytes={reported}, {len(reply.audio)} arrived",
+        shown = "no integer audio_bytes" if reported is None else f"audio_bytes={reported}"
+        raise CaseFailed(f"synthesis_complete reports {shown}, {len(reply.audio)} bytes arrived",
                          expected=str(len(reply.audio)), actual=str(reported))
     duration = reply.completed.duration_s
     truth = len(reply.audio) / (SAMPLE_WIDTH_BYTES * CHANNELS * reply.record.sample_rate)
     if duration is None or abs(duration - truth) > max(0.01, 0.01 * truth):
-        raise CaseFailed(f"duration_s={duration!r} but the audio lasts {truth:.3f} s",
-                         expected=f"{truth:.3f}", actual=repr(duration))
+        shown = "no duration_s" if duration is None else f"duration_s={duration}"
+        raise CaseFailed(f"synthesis_complete reports {shown} but the audio lasts {truth:.3f} s",
+                         expected=f"{truth:.3f}", actual=shown)
     conv.raise_violations()
     return ok(f"{reported} bytes, {truth:.2f} s")
 
@@ -110,7 +118,7 @@ async def consistent_totals(ctx: CaseContext) -> Outcome:
       expect=f"RMS above {MIN_RMS:.0f}; {MIN_S_PER_CHAR}-{MAX_S_PER_CHAR} s of audio per character")
 async def real_sound(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
-    reply = await conv.say(SENTENCE)
+    reply = await conv.collect(await conv.synthesize(SENTENCE))
     level = rms(reply.audio)
     seconds = reply.record.audio_seconds
     if level < MIN_RMS:
@@ -123,22 +131,50 @@ async def real_sound(ctx: CaseContext) -> Outcome:
     return ok(f"RMS {level:.0f}, {seconds:.2f} s")
 
 
+async def _first_audio_s(conv: Conversation, text: str, *, read_to_end: bool) -> float:
+    """Time to first audio of `text` on `conv`; with `read_to_end`, the rest of the answer is read too."""
+    rid = await conv.synthesize(text)
+    reply = await conv.wait_answer(rid)
+    if reply.error is not None:
+        raise CaseFailed(f"a valid message was refused with error {reply.error.code or '(no code)'}")
+    await conv.pump_until(lambda: bool(reply.audio) or reply.record.done)
+    if reply.record.ttfa_s is None:
+        raise CaseFailed("no audio", expected="audio", actual=conv.received())
+    if read_to_end:
+        await conv.collect(rid)
+    return reply.record.ttfa_s
+
+
 @case("audio.stream.1", "streaming: the first audio of a multi-sentence message leaves before the last "
       "sentence is synthesized", clauses=["TTS-STREAM"],
-      expect="time to first audio of 3 sentences <= 2x that of the first sentence alone (+0.1 s)")
+      expect=f"first audio of {STREAM_SENTENCES} sentences within {STREAM_RATIO:g}x (+{STREAM_SLACK_S * 1000:.0f} "
+             "ms) the first audio of its first sentence alone, whatever the time per sentence")
 async def streaming(ctx: CaseContext) -> Outcome:
+    # A container that synthesizes the whole message before sending needs about the sum of every
+    # sentence's time for its first audio; one that streams needs about the first sentence's. The
+    # ratio holds at 2 s and at 20 ms per sentence alike; fast containers are timed three times.
     conv = await ctx.conversation()
-    await conv.say(STREAM_FIRST)  # warm-up: first-message costs must not count
-    alone = await conv.say(STREAM_FIRST)
-    whole = await conv.say(STREAM_FIRST + STREAM_REST)
-    t1, tm, total = alone.record.ttfa_s, whole.record.ttfa_s, whole.record.complete_s
-    assert t1 is not None and tm is not None and total is not None
-    shown = (f"first audio after {tm * 1000:.0f} ms for 3 sentences, {t1 * 1000:.0f} ms for the first "
-             f"sentence alone; complete after {total * 1000:.0f} ms")
-    if tm > 2 * t1 + 0.1:
-        hint = " (all audio arrived at the end)" if tm >= 0.9 * total else ""
-        raise CaseFailed(f"no streaming: audio is sent only after the whole message is synthesized{hint}: "
-                         f"{shown}", expected="first audio about as early as for one sentence", actual=shown)
+    await conv.exchange(STREAM_FIRST)  # warm-up: first-message costs must not count
+    t1 = await _first_audio_s(conv, STREAM_FIRST, read_to_end=True)
+    trials = 1 if t1 > 0.3 else 3
+    if trials > 1:
+        singles = [t1] + [await _first_audio_s(conv, STREAM_FIRST, read_to_end=True) for _ in range(trials - 1)]
+        t1 = statistics.median(singles)
+    limit = STREAM_RATIO * t1 + STREAM_SLACK_S
+    whole: list[float] = []
+    for _ in range(trials):
+        # The long message is abandoned once its first audio is in: its end proves nothing here.
+        long_session = await ctx.conversation(patience=STREAM_SENTENCES / 2)
+        tm = await _first_audio_s(long_session, STREAM_FIRST + STREAM_REST, read_to_end=False)
+        whole.append(tm)
+        if tm <= limit:
+            break
+    tm = min(whole)
+    shown = (f"first audio after {tm * 1000:.0f} ms for {STREAM_SENTENCES} sentences, {t1 * 1000:.0f} ms for "
+             f"the first sentence alone")
+    if tm > limit:
+        raise CaseFailed(f"no streaming: the first audio waited for the whole message ({shown}; "
+                         f"{len(whole)} tries)", expected=f"at most {limit * 1000:.0f} ms", actual=shown)
     return ok(shown)
 
 
@@ -146,8 +182,8 @@ async def streaming(ctx: CaseContext) -> Outcome:
       clauses=["TTS-AUDIO"], expect="both synthesized; audio at 2.0 shorter than at 0.5")
 async def speeds(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
-    slow = await conv.say(SHORT, speed=0.5)
-    fast = await conv.say(SHORT, speed=2.0)
+    slow = await conv.exchange(SHORT, speed=0.5)
+    fast = await conv.exchange(SHORT, speed=2.0)
     s, f = slow.record.audio_seconds, fast.record.audio_seconds
     if not f < s:
         return non_strict(f"speed seems ignored: {s:.2f} s at 0.5, {f:.2f} s at 2.0")
@@ -160,7 +196,7 @@ async def speeds(ctx: CaseContext) -> Outcome:
 async def other_rate(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
     rid = await conv.synthesize(SHORT, sample_rate=16_000)
-    reply = await conv.wait_reply(rid)
+    reply = await conv.collect(rid)
     if reply.error is not None:
         if reply.error.code != "bad_sample_rate":
             raise CaseFailed(f"16000 Hz refused with {reply.error.code!r}", expected="bad_sample_rate",

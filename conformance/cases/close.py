@@ -6,7 +6,9 @@ import time
 
 from bidi_tts.frames import FrameKind
 from conformance.cases._util import SENTENCE, TINY
+from conformance.cases.frames import long_text, sentences
 from conformance.context import CaseContext
+from conformance.diagnose import describe_close
 from conformance.driver import Conversation
 from conformance.model import CaseFailed, Outcome, case, non_strict, ok
 
@@ -15,13 +17,14 @@ PROMPT_CLOSE_S = 2.0  # a close slower than this bends the SHOULD of a prompt cl
 
 async def _expect_close_1000(conv: Conversation, sent_at: float) -> Outcome:
     try:
-        closed = await conv.wait_closed()
+        closed = await conv.wait_closed(max(conv.reply_timeout, 2 * PROMPT_CLOSE_S))
     except CaseFailed as exc:
         raise CaseFailed(f"close request ignored: {exc.detail}", expected="close 1000",
                          actual="still open") from None
     elapsed = time.perf_counter() - sent_at
     if closed.code != 1000:
-        raise CaseFailed(f"wrong close code {closed.code} (reason {closed.reason!r}) after a close request",
+        shown = "no close code (1006)" if closed.code is None else f"close code {closed.code}"
+        raise CaseFailed(f"wrong {shown} after a close request: the container {describe_close(closed)}",
                          expected="1000", actual=str(closed.code))
     conv.raise_violations()
     if elapsed > PROMPT_CLOSE_S:
@@ -33,7 +36,7 @@ async def _expect_close_1000(conv: Conversation, sent_at: float) -> Outcome:
       clauses=["TTS-CLOSE"], expect="close frame 1000, promptly")
 async def explicit_close(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
-    await conv.say(TINY)
+    await conv.exchange(TINY)
     await conv.close_request()
     return await _expect_close_1000(conv, time.perf_counter())
 
@@ -56,12 +59,12 @@ async def close_while_synthesizing(ctx: CaseContext) -> Outcome:
     try:
         reply = await conv.wait_reply(rid)
     except CaseFailed as exc:
-        code = conv.closed.code if conv.closed else None
-        raise CaseFailed(f"the message in progress was not finished before the close (close code {code}): "
-                         f"{exc.detail}", expected="synthesis_complete, then close 1000",
-                         actual=f"close {code} first") from None
+        how = f"the container {describe_close(conv.closed)}" if conv.closed else "the session stayed open"
+        raise CaseFailed(f"the message in progress was not finished after the close request ({how}): "
+                         f"{exc.detail}", expected="synthesis_complete, then close 1000", actual=how) from None
     if reply.error is not None:
-        raise CaseFailed(f"the message was refused with {reply.error.code!r}")
+        raise CaseFailed(f"the message was refused with error {reply.error.code or '(no code)'}",
+                         expected="synthesis_complete", actual=f"error {reply.error.code}")
     # The close is due once the message is finished: time it from synthesis_complete, not from the
     # request (the synthesis in between is work the contract asks for).
     finished_at = reply.completed.at if reply.completed is not None else sent
@@ -69,16 +72,34 @@ async def close_while_synthesizing(ctx: CaseContext) -> Outcome:
     return outcome if outcome.verdict != "OK" else ok(f"finished {len(reply.audio)} bytes, then 1000")
 
 
-@case("close.client.1", "the client closes (mid-synthesis and idle); the container carries on",
-      clauses=["TTS-SESSION", "TTS-ISOLATION"], expect="a new session is served at once")
+async def _tiny_first_audio_s(ctx: CaseContext, *, warm: bool) -> float:
+    conv = await ctx.conversation()
+    if warm:
+        await conv.exchange(TINY)
+    reply = await conv.exchange(TINY)
+    await conv.close()
+    assert reply.record.ttfa_s is not None
+    return reply.record.ttfa_s
+
+
+@case("close.client.1", "the client closes mid-synthesis; the container stops that work and serves a new "
+      "session at once", clauses=["TTS-SESSION", "TTS-ISOLATION"],
+      expect="the next session's first audio within 2x (the abandoned message's first audio + its own alone) "
+             "+ 0.25 s")
 async def client_close(ctx: CaseContext) -> Outcome:
-    first = await ctx.conversation()
-    await first.synthesize(SENTENCE + " " + SENTENCE)
+    alone = await _tiny_first_audio_s(ctx, warm=True)
+    text = long_text(600)
+    first = await ctx.conversation(patience=sentences(text) / 2)
+    rid = await first.synthesize(text)
+    reply = await first.wait_answer(rid)
+    await first.pump_until(lambda: bool(reply.audio) or reply.record.done)
+    one_piece = reply.record.ttfa_s or alone  # about one sentence's synthesis time
     await first.close()
-    second = await ctx.conversation()
-    await second.say(TINY)
-    await second.close()
-    third = await ctx.conversation()
-    start = time.perf_counter()
-    await third.say(TINY)
-    return ok(f"next session served in {(time.perf_counter() - start) * 1000:.0f} ms")
+    after = await _tiny_first_audio_s(ctx, warm=False)
+    limit = 2 * (one_piece + alone) + 0.25
+    shown = (f"'Hi.' first audio {after * 1000:.0f} ms after a client left mid-message, {alone * 1000:.0f} ms "
+             f"alone; the abandoned message's first audio took {one_piece * 1000:.0f} ms")
+    if after > limit:
+        raise CaseFailed(f"the new session waited for the abandoned message: {shown}",
+                         expected=f"first audio within {limit * 1000:.0f} ms", actual=shown)
+    return ok(shown)

@@ -7,24 +7,20 @@ import asyncio
 import json
 import random
 import time
-from dataclasses import dataclass
 
 from bidi_tts.frames import FrameKind
-from conformance.cases._util import SHORT, TINY, fresh_session_works, message_problem, refuse, usable_after
+from conformance.cases._util import (
+    SHORT,
+    TINY,
+    Bad,
+    fresh_session_works,
+    message_problem,
+    refuse,
+    still_listening,
+    usable_after,
+)
 from conformance.context import CaseContext
-from conformance.model import CaseFailed, Outcome, Requires, case, ok
-
-
-@dataclass(frozen=True)
-class Bad:
-    """One bad input and the answers CONTRACT.md allows for it."""
-
-    what: str
-    payload: bytes | str
-    codes: tuple[str, ...]
-    close_codes: tuple[int, ...] = ()
-    kind: FrameKind = FrameKind.TEXT
-    accept_success: bool = False
+from conformance.model import CaseFailed, Outcome, Requires, case, non_strict, ok
 
 
 def _msg(**fields: object) -> str:
@@ -41,33 +37,45 @@ def _raw(fragment: str) -> str:
 def _register(
     id: str, description: str, clauses: list[str], inputs: list[Bad], requires: list[Requires] | None = None
 ) -> None:
-    def answer(b: Bad) -> str:
-        return " or ".join(b.codes) + (f" (or close {b.close_codes})" if b.close_codes else "")
-
-    expect = "; ".join(sorted({answer(b) for b in inputs}))
+    expect = "; ".join(sorted({b.answers for b in inputs})) + "; each judged on its own"
 
     async def check(ctx: CaseContext) -> Outcome:
-        # One session for the whole battery (a fresh one after an allowed fatal close); each
-        # later answer shows the session survived the earlier input, and a final synthesis shows
-        # it still works. One synthesis per case keeps the run short on a slow CPU.
-        details = []
-        conv = await ctx.conversation()
-        for bad in inputs:
-            if conv.closed is not None:
-                await conv.close()
-                conv = await ctx.conversation()
-            outcome = await refuse(conv, bad.payload, bad.codes, what=bad.what, kind=bad.kind,
-                                   close_codes=bad.close_codes, accept_success=bad.accept_success)
-            details.append(outcome.detail)
-            if outcome.verdict != "OK":
-                return outcome
-        if conv.closed is not None:
-            await fresh_session_works(ctx, f"a close with {conv.closed.code}")
-        else:
-            await usable_after(conv, f"{len(inputs)} bad inputs")
-        return ok("; ".join(details) + "; the session still works")
+        results = [(bad, await _judge_input(ctx, bad)) for bad in inputs]
+        if not any(isinstance(r, CaseFailed) for _, r in results):
+            await fresh_session_works(ctx, f"{len(inputs)} bad inputs")  # the container still synthesizes
+        return _verdict(results)
 
     case(id, description, clauses=clauses, expect=expect, requires=requires or [])(check)
+
+
+async def _judge_input(ctx: CaseContext, bad: Bad) -> Outcome | CaseFailed:
+    """One input on a session of its own, so that no answer or warning counts against another input;
+    a liveness probe that costs no synthesis shows the session survived it."""
+    conv = await ctx.conversation()
+    try:
+        outcome = await refuse(conv, bad)
+        if conv.closed is None:
+            await still_listening(conv, bad.what)
+        return outcome
+    except CaseFailed as exc:
+        return exc
+    finally:
+        await conv.close()
+
+
+def _verdict(results: list[tuple[Bad, Outcome | CaseFailed]]) -> Outcome:
+    """FAILED naming every input answered wrongly; NON-STRICT when some bend a SHOULD; else OK."""
+    failed = [r for _, r in results if isinstance(r, CaseFailed)]
+    if failed:
+        raise CaseFailed(f"{len(failed)} of {len(results)} inputs answered wrongly: "
+                         + "; ".join(r.detail for r in failed), expected=failed[0].expected,
+                         actual=failed[0].actual)
+    outcomes = [r for _, r in results if isinstance(r, Outcome)]
+    details = "; ".join(r.detail for r in outcomes)
+    bent = [r for r in outcomes if r.verdict != "OK"]
+    if bent:
+        return non_strict(f"{len(bent)} of {len(results)} inputs bend a SHOULD: {details}")
+    return ok(f"{details}; the container still synthesizes")
 
 
 _BAD_UTF8 = Bad("invalid UTF-8 in a BINARY frame", b'{"text": "caf\xc3"}', ("invalid_utf8",), (1007,),
@@ -154,18 +162,22 @@ _register("robust.binary.1", "a BINARY frame of random bytes", ["TTS-ERROR", "TT
 ])
 
 
-@case("robust.flood.1", "a flood of 30 messages without reading: bounded, no crash, all answered",
+FLOOD = 16
+
+
+@case("robust.flood.1", f"a flood of {FLOOD} messages without reading: bounded, no crash, all answered",
       clauses=["TTS-SESSION", "TTS-ERROR", "TTS-ISOLATION"],
       expect="every message completed or answered busy, in order; then the session and /ping work")
 async def flood(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
-    rids = [await conv.synthesize(TINY) for _ in range(30)]
+    rids = [await conv.synthesize(TINY) for _ in range(FLOOD)]
     busy = 0
     for rid in rids:
-        reply = await conv.wait_reply(rid)
+        reply = await conv.collect(rid)
         if reply.error is not None:
             if reply.error.code != "busy":
-                raise CaseFailed(f"a flooded valid message got {reply.error.code!r}", expected="busy",
+                raise CaseFailed(f"a flooded valid message got error {reply.error.code or '(no code)'}",
+                                 expected="busy",
                                  actual=str(reply.error.code))
             if problem := message_problem(reply.error.message):
                 raise CaseFailed(problem)
@@ -176,27 +188,28 @@ async def flood(ctx: CaseContext) -> Outcome:
         status = (await ctx.http().get("/ping", timeout=2.0)).status_code
         if status != 200:
             raise CaseFailed(f"/ping answered {status} after the flood", expected="200", actual=str(status))
-    return ok(f"30 flooded messages: {30 - busy} synthesized, {busy} busy")
+    return ok(f"{FLOOD} flooded messages: {FLOOD - busy} synthesized, {busy} busy")
 
 
-@case("robust.session.long.1", "a long session: 40 messages mixing good and bad input, with pauses",
+@case("robust.session.long.1", "a long session: 30 messages mixing good and bad input, with pauses",
       clauses=["TTS-SESSION", "TTS-ERROR"], expect="every bad message refused, every good one synthesized")
 async def long_session(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
     bad = ['{"text": ', "[]", _msg(voice="zz_nobody"), _msg(speed=-1), _msg(type="dance")]
     good = errors = 0
     start = time.perf_counter()
-    for i in range(40):
-        if i % 4 == 0:
-            await conv.say(TINY)
+    for i in range(30):
+        if i % 6 == 0:
+            await conv.exchange(TINY)
             good += 1
         else:
             rid = conv.track()
             await conv.send_raw(bad[i % len(bad)])
             reply = await conv.wait_reply(rid)
             if reply.error is None:
-                raise CaseFailed(f"bad message {bad[i % len(bad)]!r} was synthesized at step {i}")
+                raise CaseFailed(f"bad message {bad[i % len(bad)]!r} was synthesized at step {i}",
+                                 expected="an error frame", actual="synthesis")
             errors += 1
-        if i % 20 == 19:
-            await asyncio.sleep(1.0)
+        if i % 10 == 9:
+            await asyncio.sleep(0.5)
     return ok(f"{good} synthesized, {errors} refused in {time.perf_counter() - start:.1f} s")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bidi_tts.frames import FrameKind
 from conformance.cases._util import SHORT, TINY
 from conformance.context import CaseContext
+from conformance.diagnose import describe_close
 from conformance.model import CaseFailed, Outcome, Requires, case, ok
 
 ONLY = [Requires.SAGEMAKER]
@@ -14,7 +15,7 @@ ONLY = [Requires.SAGEMAKER]
       clauses=["SM-FRAMES-OUT", "TTS-AUDIO"], expect="start/complete UTF8, audio BINARY", requires=ONLY)
 async def response_datatype(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
-    reply = await conv.say(SHORT)
+    reply = await conv.collect(await conv.synthesize(SHORT))
     kinds = reply.frame_kinds
     if "?" in kinds:
         raise CaseFailed("response PayloadParts without a DataType", expected="UTF8/BINARY",
@@ -30,7 +31,7 @@ async def request_datatype(ctx: CaseContext) -> Outcome:
     for data_type in (FrameKind.TEXT, None):
         conv = await ctx.conversation(data_type=data_type)
         try:
-            await conv.say(TINY, kind=data_type)
+            await conv.exchange(TINY, kind=data_type)
         except CaseFailed as exc:
             label = "UTF8" if data_type else "unset (BINARY)"
             raise CaseFailed(f"a message with DataType {label} was not handled: {exc.detail}") from None
@@ -43,10 +44,10 @@ async def request_datatype(ctx: CaseContext) -> Outcome:
       clauses=["SM-CLOSE", "TTS-CLOSE"], expect="stream ends with close code 1000", requires=ONLY)
 async def model_stream_error(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
-    await conv.say(TINY)
+    await conv.exchange(TINY)
     await conv.close_request(kind=None)
     closed = await conv.wait_closed()
     if closed.code != 1000:
-        raise CaseFailed(f"the stream ended with code {closed.code} ({closed.reason!r})", expected="1000",
+        raise CaseFailed(f"the stream ended: the container {describe_close(closed)}", expected="1000",
                          actual=str(closed.code))
     return ok()

@@ -1,0 +1,43 @@
+"""Which case judges which session rule: a deviation fails the case that is about it, and is only a
+note in every other case that happens to see it (Autobahn|Testsuite's model).
+
+Rules not listed here are judged by no case through the session's checker; the cases about them
+check them explicitly (an error frame without a code fails the error-code cases through their own
+judgement of the code).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+from bidi_tts.session import Rule
+
+RULE_OWNERS: dict[Rule, tuple[str, ...]] = {
+    Rule.START_SAMPLE_RATE: ("audio.format.1",),
+    Rule.START_OVERLAP: ("audio.order.1", "session.pipelined.1"),
+    Rule.START_UNSOLICITED: ("audio.order.1",),
+    Rule.START_REQUEST_ID: ("session.request_id.1",),
+    Rule.AUDIO_OUTSIDE: ("audio.order.1",),
+    Rule.CONTROL_UNKNOWN: ("audio.order.1",),
+    Rule.COMPLETE_UNSTARTED: ("audio.order.1",),
+    Rule.COMPLETE_NO_AUDIO: ("audio.order.1",),
+    Rule.AUDIO_ODD_LENGTH: ("audio.samples.1",),
+    Rule.AUDIO_EMPTY: ("audio.samples.1",),
+    Rule.TEXT_NOT_JSON: ("audio.binary.1",),
+    Rule.COMPLETE_BYTES: ("audio.consistent.1",),
+    Rule.COMPLETE_BYTES_MISSING: ("audio.consistent.1",),
+    Rule.ERROR_NO_MESSAGE: ("errors.*", "robust.*"),
+    Rule.ERROR_AFTER_START: ("errors.*", "robust.*"),
+}
+
+
+def focus_of(case_id: str) -> frozenset[Rule]:
+    """The session rules that the case `case_id` judges."""
+    return frozenset(rule for rule, owners in RULE_OWNERS.items()
+                     if any(fnmatch.fnmatchcase(case_id, owner) for owner in owners))
+
+
+def judged_by(rule: Rule) -> str:
+    """The case (or group) that judges `rule`, for notes in other cases."""
+    owners = RULE_OWNERS.get(rule)
+    return " and ".join(owners) if owners else "no single case"
