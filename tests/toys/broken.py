@@ -235,25 +235,3 @@ class PostErrors500Toy(ToyContainer):
         except protocol.ProtocolError:
             return JSONResponse({"error": "'text'"}, status_code=500)
         return await super().invocations(request)
-
-
-class CrossTalkToy(ToyContainer):
-    """Shared state across sessions: audio goes to the most recently connected session."""
-
-    def __init__(self) -> None:
-        super().__init__(ToyConfig(realtime_factor=0.05))
-        self.latest: WebSocket | None = None
-
-    async def websocket(self, ws: WebSocket) -> None:
-        self.latest = ws
-        await super().websocket(ws)
-
-    async def synthesize(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> None:
-        await ws.send_text(protocol.synthesis_start(request.request_id, request.sample_rate))
-        total = 0
-        async for chunk in self.synth.stream(request):
-            target = self.latest or ws
-            await target.send_bytes(chunk)
-            if target is ws:
-                total += len(chunk)
-        await ws.send_text(protocol.synthesis_complete(request.request_id, total, request.sample_rate))

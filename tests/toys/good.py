@@ -114,13 +114,17 @@ class ToyContainer:
     async def on_close_request(self, ws: WebSocket) -> None:
         await ws.close(protocol.CloseCode.NORMAL)
 
+    def parse(self, data: bytes | str) -> protocol.ClientMessage:
+        """One client message, validated (raises the coded ProtocolError)."""
+        return protocol.parse_client_message(data, self.limits)
+
     # -- routes -------------------------------------------------------------------------------
     async def ping(self, request: Request) -> Response:
         return Response(status_code=200)
 
     async def invocations(self, request: Request) -> Response:
         try:
-            parsed = protocol.parse_client_message(await request.body(), self.limits)
+            parsed = self.parse(await request.body())
         except protocol.ProtocolError as exc:
             return JSONResponse({"code": exc.code.value, "message": exc.message}, status_code=400)
         if not isinstance(parsed, protocol.SynthesizeRequest):
@@ -138,7 +142,7 @@ class ToyContainer:
                 if data is None:
                     return
                 try:
-                    message = protocol.parse_client_message(data, self.limits)
+                    message = self.parse(data)
                 except protocol.ProtocolError as exc:
                     await ws.send_text(protocol.error_from(exc))
                     continue
