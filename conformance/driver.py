@@ -198,8 +198,11 @@ class Conversation:
                         owner.completed = event
                     else:
                         owner.error = event
-            elif isinstance(event, ProtocolViolation) and event.rule not in self.focus:
-                self.notes.add(f"{event.clause}: {event.description} (judged by {judged_by(event.rule)})")
+            elif isinstance(event, ProtocolViolation):
+                if event.rule is Rule.TEXT_NOT_JSON and self.session.current is not None:
+                    owner = self.replies.get(self.session.current.request_id)  # audio sent as TEXT
+                if event.rule not in self.focus:
+                    self.notes.add(f"{event.clause}: {event.description} (judged by {judged_by(event.rule)})")
         if owner is not None:
             owner.frame_kinds.append(frame.kind.value if frame.kind else "?")
         return events
@@ -277,6 +280,10 @@ class Conversation:
         reply = self.replies[rid]
         why = await self._wait_end(reply, None)
         if not reply.answered:
+            if why == "closed" and self.closed is not None:
+                raise CaseFailed(f"the container {describe_close(self.closed)} without answering the message; "
+                                 f"received: {self.received()}", expected="synthesis_start, audio",
+                                 actual=describe_close(self.closed))
             raise self._no_reply(reply, self.reply_timeout)
         if why == "silence" and self.session.current is reply.record:
             self.session.give_up_current()

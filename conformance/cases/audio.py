@@ -57,14 +57,14 @@ async def announced_format(ctx: CaseContext) -> Outcome:
 async def binary_audio(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
     reply = await conv.collect(await conv.synthesize(SENTENCE))
-    stray = [v for v in conv.session.violations if v.rule is Rule.TEXT_NOT_JSON]
+    stray = [v for v in conv.session.violations if v.rule in (Rule.TEXT_NOT_JSON, Rule.CONTROL_UNKNOWN)]
     inside = reply.frame_kinds[1:-1] if reply.completed is not None else reply.frame_kinds[1:]
     text_frames = [k for k in inside if k == "text"]
     if stray or text_frames:
         sample = next((line for line in conv.log if '"audio"' in line or "base64" in line or
                        '"data"' in line), conv.log[1] if len(conv.log) > 1 else "")
         why = stray[0].description if stray else f"{len(text_frames)} TEXT frames between start and complete"
-        raise CaseFailed(f"sent audio in TEXT frames (JSON or base64) instead of BINARY PCM: {why}; "
+        raise CaseFailed(f"sent audio inside JSON/TEXT frames instead of BINARY PCM: {why}; "
                          f"e.g. {sample[:100]}", expected="BINARY frames of raw s16le PCM", actual=why)
     if not reply.audio:
         raise CaseFailed("no BINARY audio frame at all", expected="BINARY audio frames", actual="none")

@@ -95,7 +95,11 @@ async def client_close(ctx: CaseContext) -> Outcome:
     await first.pump_until(lambda: bool(reply.audio) or reply.record.done)
     one_piece = reply.record.ttfa_s or alone  # about one sentence's synthesis time
     await first.close()
-    after = await _tiny_first_audio_s(ctx, warm=False)
+    try:
+        after = await _tiny_first_audio_s(ctx, warm=False)
+    except CaseFailed as exc:
+        raise CaseFailed(f"after a client left mid-message, a new session failed: {exc.detail}",
+                         expected="a new session served at once", actual=exc.actual) from None
     limit = 2 * (one_piece + alone) + 0.25
     shown = (f"'Hi.' first audio {after * 1000:.0f} ms after a client left mid-message, {alone * 1000:.0f} ms "
              f"alone; the abandoned message's first audio took {one_piece * 1000:.0f} ms")

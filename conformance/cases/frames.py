@@ -37,11 +37,12 @@ def long_text(min_chars: int = 1_100) -> str:
 
 
 async def handled(ctx: CaseContext, kind: FrameKind | None, text: str = SHORT, *, patience: float = 1.0,
-                  **send: Any) -> Reply:
-    """Send one message on a new session and wait for the first sign that it was synthesized
-    (synthesis_start or audio); an error or silence fails. The rest of the answer is not awaited:
-    what it is about (order, totals, synthesis_complete) is other cases' business. A long message
-    gets more `patience`: a container that does not stream (another case's business) needs longer."""
+                  read_to_end: bool = True, **send: Any) -> Reply:
+    """Send one message on a new session and judge it at the first sign that it was synthesized
+    (synthesis_start or audio); an error or silence fails. How the answer ends (order, totals,
+    synthesis_complete) is other cases' business: with `read_to_end` the rest is read, but never
+    judged, so that the session is not left mid-message. A long message gets more `patience`: a
+    container that does not stream (another case's business) needs longer for its first audio."""
     conv = await ctx.conversation(patience=patience)
     rid = await conv.synthesize(text, kind=kind, **send)
     reply = await conv.wait_answer(rid)
@@ -53,6 +54,8 @@ async def handled(ctx: CaseContext, kind: FrameKind | None, text: str = SHORT, *
         raise CaseFailed(f"the container {describe_close(conv.closed)} without answering; received: "
                          f"{conv.received()}", expected="synthesis", actual=describe_close(conv.closed))
     await conv.pump_until(lambda: bool(reply.audio) or reply.record.done)
+    if read_to_end and not reply.record.done:
+        await conv.pump_until(lambda: reply.record.done, silence=conv.end_silence, total=4 * conv.reply_timeout)
     return reply
 
 
@@ -152,7 +155,7 @@ async def very_short(ctx: CaseContext) -> Outcome:
 async def long_message(ctx: CaseContext) -> Outcome:
     text = long_text()
     try:
-        reply = await handled(ctx, FrameKind.TEXT, text, patience=sentences(text) / 2)
+        reply = await handled(ctx, FrameKind.TEXT, text, patience=sentences(text) / 2, read_to_end=False)
     except CaseFailed as exc:
         raise CaseFailed(f"a {len(text)}-character message was not accepted: {exc.detail}",
                          expected="at least 1,000 characters accepted", actual=exc.actual) from None

@@ -20,8 +20,13 @@ async def response_datatype(ctx: CaseContext) -> Outcome:
     if "?" in kinds:
         raise CaseFailed("response PayloadParts without a DataType", expected="UTF8/BINARY",
                          actual=str(kinds))
-    if kinds[0] != "text" or kinds[-1] != "text" or any(k != "binary" for k in kinds[1:-1]):
-        raise CaseFailed(f"DataTypes {kinds}", expected="UTF8, BINARY..., UTF8", actual=str(kinds))
+    shown = ", ".join("UTF8" if k == "text" else "BINARY" for k in kinds)
+    if any(k != "binary" for k in kinds[1:-1]):
+        raise CaseFailed(f"audio arrived with DataType UTF8 instead of BINARY: {shown}",
+                         expected="UTF8, BINARY..., UTF8", actual=shown)
+    if kinds[0] != "text" or kinds[-1] != "text":
+        raise CaseFailed(f"control frames arrived with DataType BINARY instead of UTF8: {shown}",
+                         expected="UTF8, BINARY..., UTF8", actual=shown)
     return ok(f"{len(kinds)} parts")
 
 

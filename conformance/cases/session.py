@@ -97,7 +97,7 @@ async def request_id_echo(ctx: CaseContext) -> Outcome:
     wrong = {k: v for k, v in got.items() if v is not None and v != want[k]}
     if wrong:
         shown = ", ".join(f"{k} carries {v!r} instead of {want[k]!r}" for k, v in wrong.items())
-        raise CaseFailed(f"request_id of another message echoed: {shown}", expected=str(want), actual=shown)
+        raise CaseFailed(f"request_id not echoed: {shown}", expected=str(want), actual=shown)
     missing = [k for k, v in got.items() if v is None and not (k == "synthesis_complete" and reply.completed is None)]
     if missing:
         return non_strict(f"request_id not echoed in {', '.join(missing)}")

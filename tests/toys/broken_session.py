@@ -408,3 +408,16 @@ class PostBufferedToy(ToyContainer):
         chunks = [chunk async for chunk in response.body_iterator]
         return Response(b"".join(c if isinstance(c, bytes) else c.encode() for c in chunks),
                         media_type=response.media_type)
+
+
+class GlobalLockToy(ToyContainer):
+    """The AWS post's sample shape: every session's synthesis behind one global lock, so a short
+    message in one session waits for another session's whole paragraph (head-of-line blocking)."""
+
+    def __init__(self) -> None:
+        super().__init__(ToyConfig(first_audio_delay_s=0.2))
+        self.model = asyncio.Lock()
+
+    async def synthesize(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> None:
+        async with self.model:
+            await super().synthesize(ws, request)
