@@ -160,14 +160,15 @@ class RelaySession:
         failure: TurnFailed | None = None
         try:
             while True:
-                if sender.done() and all(self.session.records[r].done for r in sent):
+                sending = not sender.done()
+                if not sending and all(self.session.records[r].done for r in sent):
                     sender.result()  # re-raise a send failure
                     break
                 try:
-                    frame = await self.transport.receive(timeout=0.05 if not sender.done() else
-                                                         self.message_timeout_s)
+                    # while messages are still due, wake up often to notice the sender finishing
+                    frame = await self.transport.receive(timeout=0.05 if sending else self.message_timeout_s)
                 except TransportTimeout:
-                    if sender.done():
+                    if not sending:
                         failure = TurnFailed("timeout", f"nothing from upstream for {self.message_timeout_s:g} s")
                         self.broken = True
                         break
