@@ -119,8 +119,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     shapes = check_args(args)
-    chromium = find_chromium(args.chromium)
     upstream = upstream_from(args)
+    chromium = find_chromium(args.chromium)
     sock = listen("127.0.0.1", args.relay_port)
     probe(upstream)
     options = {"text": args.text, "voice": args.voice, "sampleRate": args.sample_rate, "prebufferMs": args.prebuffer_ms,
