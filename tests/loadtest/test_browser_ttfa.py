@@ -37,6 +37,7 @@ OVERHEAD_MS = 600.0  # relay hop + decode + worklet and output buffering (about 
 TEXT = "Hello there, friend."
 STALL_AFTER_FRAMES = 2  # 0.2 s of audio (the toy's frames are 0.1 s)
 STALL_S = 0.8
+SILENT_LEAD_S = 0.3
 
 
 class StallingToy(ToyContainer):
@@ -52,6 +53,20 @@ class StallingToy(ToyContainer):
             await ws.send_bytes(chunk)
             total += len(chunk)
             index += 1
+        await ws.send_text(protocol.synthesis_complete(request.request_id, total, request.sample_rate))
+
+
+class SilentLeadToy(ToyContainer):
+    """Starts every message with SILENT_LEAD_S of digital silence before the tone."""
+
+    async def synthesize(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> None:
+        await ws.send_text(protocol.synthesis_start(request.request_id, request.sample_rate))
+        silence = bytes(2 * int(SILENT_LEAD_S * request.sample_rate))
+        await ws.send_bytes(silence)
+        total = len(silence)
+        async for chunk in self.synth.stream(request):
+            await ws.send_bytes(chunk)
+            total += len(chunk)
         await ws.send_text(protocol.synthesis_complete(request.request_id, total, request.sample_rate))
 
 
@@ -120,6 +135,19 @@ def test_a_stalled_stream_shows_up_as_an_underrun_of_about_the_stall() -> None:
         record = result["records"][0]
         assert record["underruns"] == 1, (shape, record["underrun_spans"])
         assert expected_ms - 150 <= record["underrun_ms"] <= expected_ms + 200, (shape, record["underrun_ms"])
+
+
+@needs_chromium
+def test_first_audible_is_the_first_sample_heard_not_the_first_byte() -> None:
+    with ServerThread(SilentLeadToy(ToyConfig()).app()) as toy:
+        report = measure(toy.url, "--messages", "1", "--warmup", "0", "--text", TEXT)
+    for shape, result in report["shapes"].items():
+        record = result["records"][0]
+        assert result["failed"] == 0, (shape, result["errors"])
+        # the silence arrives first and plays first: nothing is audible until it has played out
+        gap = record["first_audible_ms"] - record["ttfb_ms"]
+        assert SILENT_LEAD_S * 1000 <= gap <= SILENT_LEAD_S * 1000 + OVERHEAD_MS, (shape, gap)
+        assert record["playing_ms"] < record["first_audible_ms"] - SILENT_LEAD_S * 1000 + 1
 
 
 # -- bad usage: one line on stderr, exit 2, in seconds -------------------------------------------------
