@@ -7,7 +7,9 @@ in binary WebSocket frames and base64 PCM in server-sent events. For every messa
 measures, on its own clock: time to first byte, time to first audible sample (taken inside the
 AudioWorklet and mapped to the output clock), underruns and their length. The relay reports its
 share (the container's first byte; an LLM wait or a session connect when there was one), so the
-first audible sample splits into container first byte + relay hop + browser decode and buffer.
+first audible sample splits into container first byte + relay hop + browser decode and buffer (to
+the first sample played at the output) + leading silence (the audio's own quiet start, below the
+threshold).
 
 It prints exact percentiles (:func:`bidi_tts.metrics.summarize`) and writes them with every
 message's record as JSON (``--json``). Exit status: 0 when every message played, 1 when any failed,
@@ -38,7 +40,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--mute-audio",  # render the graph but play nothing on the machine's speakers
 ]
-STAGES = ("upstream_connect", "llm_wait", "container_first_byte", "relay", "browser_decode_buffer")
+STAGES = ("upstream_connect", "llm_wait", "container_first_byte", "relay", "browser_decode_buffer", "leading_silence")
 
 
 def find_chromium(given: str | None) -> str:

@@ -180,7 +180,10 @@ function splitOf(rec) {
     llm_wait: r.llm_wait,
     container_first_byte: r.container_first_byte,
     relay: rec.ttfb_ms - r.container_first_byte - waits,
-    browser_decode_buffer: rec.first_audible_ms === null ? null : rec.first_audible_ms - rec.ttfb_ms,
+    // first byte -> first sample played at the output: decoding, the prebuffer, the worklet and output latency
+    browser_decode_buffer: rec.playing_ms === null ? null : rec.playing_ms - rec.ttfb_ms,
+    // first sample played -> first one above the threshold: the quiet start of the audio itself
+    leading_silence: rec.first_audible_ms === null || rec.playing_ms === null ? null : rec.first_audible_ms - rec.playing_ms,
   };
 }
 
@@ -316,7 +319,7 @@ function renderRow(rec) {
   const s = rec.split || {};
   const cells = [
     rec.turn, rec.shape === "sse" ? "SSE base64" : "WS binary", fmt(rec.ttfb_ms), fmt(rec.first_audible_ms),
-    fmt(s.container_first_byte), fmt(s.relay), fmt(s.browser_decode_buffer),
+    fmt(s.container_first_byte), fmt(s.relay), fmt(s.browser_decode_buffer), fmt(s.leading_silence),
     `${rec.underruns} / ${fmt(rec.underrun_ms)}`,
   ];
   for (const c of cells) {

@@ -43,7 +43,9 @@ class PcmPlayer extends AudioWorkletProcessor {
       case "end":
         if (this.turn) {
           this.turn.ended = true;
-          this.turn.dryFrom = null; // silence after the last audio is the end, not an underrun
+          // Silence after the last audio is the end, not an underrun; but audio still queued (it may
+          // have come in the same burst as this message) ends the dry spell as an underrun.
+          if (this.buffered === 0) this.turn.dryFrom = null;
         }
         break;
     }
