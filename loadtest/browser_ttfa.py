@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         except PlaywrightError as exc:
             raise UsageError(f"cannot start {chromium}: {str(exc).splitlines()[0]}") from None
         try:
-            page = browser.new_page(viewport={"width": 1180, "height": 640})
+            page = browser.new_page(viewport={"width": 1280, "height": 560})
             page.set_default_timeout((args.message_timeout + 10) * 1000)
             page.goto(relay.url + "/")
             for index in range(args.warmup + args.messages):
