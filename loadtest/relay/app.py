@@ -89,17 +89,19 @@ class Relay:
                     await ws.send_text(_control("error", code="bad_turn", message=message, relay=None))
                     continue
                 turn = Turn(request, turn_at)
-                async for event in relay_session.run(turn):
-                    match event:
-                        case TurnStarted(sample_rate=rate):
-                            await ws.send_text(_control("start", sample_rate=rate))
-                        case TurnAudio(pcm=pcm):
-                            await ws.send_bytes(pcm)
-                            turn.forwarded()
-                        case TurnDone():
-                            await ws.send_text(_control("done", relay=turn.timing_ms()))
-                        case TurnFailed(code=code, message=message):
-                            await ws.send_text(_control("error", code=code, message=message, relay=turn.timing_ms()))
+                async with contextlib.aclosing(relay_session.run(turn)) as events:
+                    async for event in events:
+                        match event:
+                            case TurnStarted(sample_rate=rate):
+                                await ws.send_text(_control("start", sample_rate=rate))
+                            case TurnAudio(pcm=pcm):
+                                await ws.send_bytes(pcm)
+                                turn.forwarded()
+                            case TurnDone():
+                                await ws.send_text(_control("done", relay=turn.timing_ms()))
+                            case TurnFailed(code=code, message=message):
+                                await ws.send_text(_control("error", code=code, message=message,
+                                                            relay=turn.timing_ms()))
                 if relay_session.broken:
                     await ws.close(1011, "upstream session ended")
                     return
@@ -140,20 +142,25 @@ class Relay:
         self, relay_session: RelaySession, turn: Turn, session_id: str | None
     ) -> AsyncIterator[bytes]:
         async with relay_session.lock:
+            finished = False
             try:
-                async for event in relay_session.run(turn):
-                    match event:
-                        case TurnStarted(sample_rate=rate):
-                            yield encode_event(_control("start", sample_rate=rate), event="start")
-                        case TurnAudio(pcm=pcm):
-                            yield encode_event(pcm, event="audio")
-                            turn.forwarded()  # Starlette sent the chunk before asking for the next
-                        case TurnDone():
-                            yield encode_event(_control("done", relay=turn.timing_ms()), event="done")
-                        case TurnFailed(code=code, message=message):
-                            yield encode_event(_control("error", code=code, message=message, relay=turn.timing_ms()),
-                                               event="error")
+                async with contextlib.aclosing(relay_session.run(turn)) as events:
+                    async for event in events:
+                        match event:
+                            case TurnStarted(sample_rate=rate):
+                                yield encode_event(_control("start", sample_rate=rate), event="start")
+                            case TurnAudio(pcm=pcm):
+                                yield encode_event(pcm, event="audio")
+                                turn.forwarded()  # Starlette sent the chunk before asking for the next
+                            case TurnDone():
+                                yield encode_event(_control("done", relay=turn.timing_ms()), event="done")
+                            case TurnFailed(code=code, message=message):
+                                yield encode_event(_control("error", code=code, message=message,
+                                                            relay=turn.timing_ms()), event="error")
+                finished = True
             finally:
+                if not finished:  # the page went away mid-turn: the rest of it would reach the next turn
+                    relay_session.broken = True
                 if relay_session.broken or session_id is None:
                     if session_id is not None:
                         self.sse_sessions.pop(session_id, None)

@@ -13,7 +13,7 @@ import asyncio
 import itertools
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,7 +148,7 @@ class RelaySession:
         except (TransportError, TimeoutError, OSError):
             pass
 
-    async def run(self, turn: Turn) -> AsyncIterator[TurnEvent]:
+    async def run(self, turn: Turn) -> AsyncGenerator[TurnEvent, None]:
         """Send the turn's messages on schedule and yield what comes back, ending with Done or Failed."""
         self.last_used = time.monotonic()
         turn.started_at = time.perf_counter()

@@ -109,6 +109,21 @@ def test_sse_shape_carries_the_same_pcm_as_base64_events_and_reuses_the_session(
     httpx.post(relay.url + "/sse/close", json={"session": "s1"}, timeout=5)
 
 
+def test_a_page_that_leaves_mid_turn_does_not_leak_that_turn_into_the_next() -> None:
+    slow = ToyConfig(realtime_factor=1.0)  # audio leaves at the pace it plays: 2 s for this text
+    long_text = "A" * 100 + "."
+    with ServerThread(ToyContainer(slow).app()) as toy, \
+            RelayServer(Relay(Upstream(container_url=toy.url)), listen("127.0.0.1", 0)) as server:
+        with httpx.stream("POST", server.url + "/sse", json={"text": long_text, "session": "s"}, timeout=20) as r:
+            decoder = SSEDecoder()
+            for chunk in r.iter_bytes():
+                if any(e.event == "audio" for e in decoder.feed(chunk)):
+                    break  # leave after the first audio, with most of the message still to come
+        status, events = sse_turn(server.url, {"text": TEXT, "session": "s"})
+        assert status == 200 and events[-1].event == "done"
+        assert decode_audio_events(events) == expected_pcm(TEXT)
+
+
 def test_a_simulated_llm_stream_goes_out_sentence_by_sentence(relay: RelayServer) -> None:
     text = "One two three four. Five six."  # 6 tokens at 20/s: the first sentence leaves after token 4
     status, events = sse_turn(relay.url, {"text": text, "tokens_per_second": 20})
