@@ -43,6 +43,10 @@ CHROMIUM_ARGS = [
 STAGES = ("upstream_connect", "llm_wait", "container_first_byte", "relay", "browser_decode_buffer", "leading_silence")
 
 
+class BrowserFailed(RuntimeError):
+    """The browser or the page broke during the run; the message is one line."""
+
+
 def find_chromium(given: str | None) -> str:
     """The Chromium executable: --chromium, $CHROMIUM, or chromium / chromium-browser on PATH."""
     for candidate in (given, os.environ.get("CHROMIUM"), "chromium", "chromium-browser"):
@@ -147,6 +151,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 args.screenshot.parent.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(args.screenshot), full_page=True)
             version = browser.version
+        except PlaywrightError as exc:
+            raise BrowserFailed(f"the browser failed: {str(exc).splitlines()[0]}") from None
         finally:
             browser.close()
     return {
@@ -189,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"browser_ttfa: {exc}", file=sys.stderr)
         return 2
+    except BrowserFailed as exc:
+        print(f"browser_ttfa: {exc}", file=sys.stderr)
+        return 1
     report["wall_s"] = time.monotonic() - began
     print_report(report)
     if args.json is not None:
