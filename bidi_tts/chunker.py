@@ -42,7 +42,8 @@ Rules, in the order they are applied:
    grow anyway, and this keeps the buffer bounded (one sentence plus a few dozen characters).
 4. **First chunk** (off by default): ``first_max_chars`` gives the first released chunk its own,
    shorter limit, and ``first_split_words`` releases the first chunk at its first clause boundary
-   once it holds that many words, so speech can start sooner.
+   once it holds that many words, so speech can start sooner. :func:`first_clause_split` is the
+   same idea for a whole sentence that is already known (the reference container's first unit).
 
 At :meth:`IncrementalSentenceChunker.flush` a decision still waiting for lookahead resolves as
 "no boundary": the rest of the text is one last sentence, so ``flush`` never has two to return.
@@ -71,7 +72,7 @@ from bidi_tts._abbreviations import (
     TITLES,
 )
 
-__all__ = ["DEFAULT_MAX_CHARS", "IncrementalSentenceChunker", "split_sentences"]
+__all__ = ["DEFAULT_MAX_CHARS", "IncrementalSentenceChunker", "first_clause_split", "split_sentences"]
 
 DEFAULT_MAX_CHARS: Final = 300
 
@@ -488,3 +489,45 @@ def split_sentences(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
     out = chunker.feed(text)
     tail = chunker.flush()
     return out if tail is None else [*out, tail]
+
+
+# -- the first clause of a known sentence -----------------------------------------------------------
+
+#: Shortest head worth its own model call, and shortest rest (a lone last word sounds worse than the
+#: latency it saves).
+MIN_HEAD_CHARS: Final = 12
+MIN_REST_CHARS: Final = 15
+# The clause boundaries the scanner knows (``,`` ``;`` ``:`` and dashes before a space, a spaced
+# dash token), as one pattern whose match ends where the cut goes.
+_CLAUSE_CUT: Final = re.compile(
+    "[" + re.escape("".join(sorted(_CLAUSE_PUNCT | _DASHES))) + r"](?=\s)"
+    + r"|\s(?:" + "|".join(re.escape(t) for t in sorted(_DASH_TOKENS, key=len, reverse=True)) + r")\s"
+)
+_BREAK_WORDS: Final = (
+    "and but or so because which that when while where who if although though since unless until "
+    "with without near over under into onto from for to in on at by after before about across through"
+).split()
+_BREAK_BEFORE: Final = re.compile(r"\s(?=(?:" + "|".join(_BREAK_WORDS) + r")\b)", re.IGNORECASE)
+
+
+def first_clause_split(sentence: str, max_head_chars: int) -> tuple[str, str] | None:
+    """Cut a long sentence into (head, rest), the head at most `max_head_chars` long, or None.
+
+    The cut goes at the first clause boundary in reach, else before the last conjunction or
+    preposition in reach, else at the last word boundary that leaves a rest worth its own unit.
+    """
+    if len(sentence) <= max_head_chars:
+        return None
+    window = sentence[: max_head_chars + 1]
+    for pattern in (_CLAUSE_CUT, _BREAK_BEFORE):
+        cuts = [m.end() for m in pattern.finditer(window)
+                if m.start() >= MIN_HEAD_CHARS and len(sentence) - m.end() >= MIN_REST_CHARS]
+        if cuts:
+            cut = cuts[0] if pattern is _CLAUSE_CUT else cuts[-1]
+            break
+    else:
+        cut = sentence.rfind(" ", 0, min(max_head_chars, len(sentence) - MIN_REST_CHARS) + 1)
+        if cut < MIN_HEAD_CHARS:
+            return None
+    head, rest = sentence[:cut].strip(), sentence[cut:].strip()
+    return (head, rest) if head and rest else None

@@ -39,6 +39,7 @@ class ErrorCode(StrEnum):
     BAD_SPEED = "bad_speed"
     BAD_SAMPLE_RATE = "bad_sample_rate"
     UNKNOWN_TYPE = "unknown_type"
+    BAD_FORMAT = "bad_format"  # POST /invocations only: `format` is neither pcm nor wav
     BUSY = "busy"
     INTERNAL = "internal"
 
@@ -78,6 +79,7 @@ ERROR_MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.BAD_SPEED: "Field 'speed' must be a finite number in the accepted range.",
     ErrorCode.BAD_SAMPLE_RATE: "Field 'sample_rate' must be one of the supported sample rates.",
     ErrorCode.UNKNOWN_TYPE: "Field 'type' must be absent, 'synthesize', 'close' or 'cancel'.",
+    ErrorCode.BAD_FORMAT: "Field 'format' must be 'pcm' or 'wav'.",
     ErrorCode.BUSY: "The container is at capacity; retry later.",
     ErrorCode.INTERNAL: "The container failed to synthesize this message.",
 }

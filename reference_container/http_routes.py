@@ -4,29 +4,19 @@ from __future__ import annotations
 
 import itertools
 import json
-import struct
 from collections.abc import AsyncIterator
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from bidi_tts import protocol
+from bidi_tts.audio import wav_header
 from reference_container.scheduler import Busy, JobCancelled, JobFailed
 from reference_container.state import AppState
 from reference_container.streaming import MessageStats, message_audio
 
 FORMATS = ("pcm", "wav")
 _request_ids = itertools.count(1)
-
-
-def wav_header(sample_rate: int) -> bytes:
-    """A streaming WAV header: PCM s16le mono, RIFF and data sizes unknown (0xFFFFFFFF)."""
-    unknown = 0xFFFFFFFF
-    return (
-        b"RIFF" + struct.pack("<I", unknown) + b"WAVE"
-        + b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, sample_rate, sample_rate * 2, 2, 16)
-        + b"data" + struct.pack("<I", unknown)
-    )
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
@@ -57,7 +47,8 @@ async def invocations(request: Request) -> Response:
         return _error(400, protocol.ErrorCode.UNKNOWN_TYPE.value, "POST takes a synthesize message.")
     fmt = json.loads(body).get("format", "pcm")
     if fmt not in FORMATS:
-        return _error(400, "bad_format", "Field 'format' must be 'pcm' or 'wav'.")
+        code = protocol.ErrorCode.BAD_FORMAT
+        return _error(400, code.value, protocol.ERROR_MESSAGES[code])
     try:
         ticket = state.scheduler.admit()
     except Busy:
@@ -69,7 +60,7 @@ async def invocations(request: Request) -> Response:
         outcome = "complete"
         try:
             if fmt == "wav":
-                yield wav_header(parsed.sample_rate)
+                yield wav_header(sample_rate=parsed.sample_rate, streaming=True)
             async for frame in message_audio(
                 state.scheduler, parsed, stats, model_rate=state.synth.sample_rate,
                 first_clause_chars=state.settings.first_clause_chars,

@@ -1,7 +1,8 @@
 """Model audio (float32, 24 kHz) to the wire format: s16le PCM at the requested rate.
 
 One :class:`PcmEncoder` per message keeps a streaming soxr resampler, so chunk boundaries leave no
-clicks; 24 kHz passes through untouched.
+clicks; 24 kHz passes through untouched. Float to int16 is :func:`bidi_tts.audio.float_to_pcm16`
+(the project's one convention: x * 32768, clipped; NaN is silence).
 """
 
 from __future__ import annotations
@@ -9,11 +10,7 @@ from __future__ import annotations
 import numpy as np
 import soxr
 
-
-def float_to_s16le(audio: np.ndarray) -> bytes:
-    """Clip to [-1, 1] and convert to little-endian 16-bit PCM."""
-    clipped = np.clip(np.asarray(audio, dtype=np.float32), -1.0, 1.0)
-    return (clipped * 32767.0).round().astype("<i2").tobytes()
+from bidi_tts.audio import float_to_pcm16
 
 
 class PcmEncoder:
@@ -32,10 +29,10 @@ class PcmEncoder:
         audio = np.asarray(audio, dtype=np.float32).reshape(-1)
         if self._stream is not None:
             audio = self._stream.resample_chunk(audio, last=False)
-        return float_to_s16le(audio)
+        return float_to_pcm16(audio)
 
     def flush(self) -> bytes:
         """The samples the resampler still holds."""
         if self._stream is None:
             return b""
-        return float_to_s16le(self._stream.resample_chunk(np.zeros(0, dtype=np.float32), last=True))
+        return float_to_pcm16(self._stream.resample_chunk(np.zeros(0, dtype=np.float32), last=True))

@@ -1,11 +1,12 @@
-"""Fair, bounded, cancellable scheduling of synthesis jobs onto the model.
+"""Bounded, cancellable scheduling of synthesis jobs onto the model, in deadline order by default.
 
 Design (one queue, not one lock): the model runs at most `workers` syntheses at a time (1 per
 device by default: two concurrent Kokoro calls on one device only slow each other down). A *job*
 is one synthesis unit: a sentence or a first clause (:mod:`.segments`), not a whole message. Each
-session has its own FIFO of jobs; workers take jobs round-robin across sessions, so a session with
-a long message gets one sentence, then every other waiting session gets one, and so on: a long
-message cannot starve a short one. A plain lock would serve whole messages first come, first
+session has its own FIFO of jobs; which session's next job a free worker takes is the policy's
+choice (:mod:`.policies`): earliest playback deadline first by default, so a new message's first
+clause overtakes sentences whose listeners still hold seconds of unplayed audio; round-robin and
+fifo stay selectable for comparison. A plain lock would serve whole messages first come, first
 served and let one 5,000-character message hold everyone for minutes.
 
 Bounded: :meth:`Scheduler.admit` counts messages admitted and not finished across sessions; past
@@ -19,15 +20,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import threading
 import time
-from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from reference_container.policies import PlaybackEstimate, Policy, SessionQueues, pick, unit_deadline
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +60,9 @@ class Job:
     text: str
     voice: str
     speed: float
+    seq: int = 0
+    audio_estimate_s: float = 0.0
+    audio_s: float = 0.0  # handed out so far
     out: asyncio.Queue[object] = field(default_factory=asyncio.Queue)
     cancel_flag: threading.Event = field(default_factory=threading.Event)
     enqueued_at: float = field(default_factory=time.perf_counter)
@@ -94,14 +100,30 @@ class Ticket:
 
 
 class Scheduler:
-    """Round-robin job scheduler over `workers` model slots; see the module docstring."""
+    """Job scheduler over `workers` model slots; see the module docstring."""
 
-    def __init__(self, synth: SynthFn, *, workers: int = 1, max_messages: int = 64) -> None:
+    def __init__(
+        self,
+        synth: SynthFn,
+        *,
+        workers: int = 1,
+        max_messages: int = 64,
+        policy: Policy | str = Policy.DEADLINE,
+        sample_rate: int = 24_000,
+        deadline_margin_s: float = 0.5,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self._synth = synth
         self.workers = workers
         self.max_messages = max_messages
+        self.policy = Policy(policy)
+        self.sample_rate = sample_rate
+        self.deadline_margin_s = deadline_margin_s
+        self.estimate = PlaybackEstimate()
+        self._clock = clock
+        self._seq = itertools.count()
         self._active_messages = 0
-        self._queues: OrderedDict[str, deque[Job]] = OrderedDict()
+        self._queues = SessionQueues()
         self._running: dict[str, set[Job]] = {}
         self._wakeup: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -120,7 +142,7 @@ class Scheduler:
 
     async def stop(self) -> None:
         """Cancel every job and stop the workers."""
-        for session_id in list(self._queues) + list(self._running):
+        for session_id in list(self._queues.queues) + list(self._running):
             self.cancel_session(session_id)
         for task in self._tasks:
             task.cancel()
@@ -137,7 +159,7 @@ class Scheduler:
 
     @property
     def queued_jobs(self) -> int:
-        return sum(len(q) for q in self._queues.values())
+        return len(self._queues)
 
     def admit(self) -> Ticket:
         """Admit one message or raise :class:`Busy` when `max_messages` are already in."""
@@ -150,15 +172,16 @@ class Scheduler:
         """Queue one unit for a session; read its audio with :meth:`stream`."""
         if self._wakeup is None:
             raise RuntimeError("scheduler not started")
-        job = Job(session_id, text, voice, speed)
-        self._queues.setdefault(session_id, deque()).append(job)
+        job = Job(session_id, text, voice, speed, seq=next(self._seq), enqueued_at=self._clock(),
+                  audio_estimate_s=self.estimate.audio_estimate_s(text, speed))
+        self._queues.push(job)
         self._wakeup.set()
         return job
 
     def cancel_session(self, session_id: str) -> int:
         """Drop the session's queued jobs and stop its running ones; returns how many were touched."""
         touched = 0
-        for job in self._queues.pop(session_id, deque()):
+        for job in self._queues.drop(session_id):
             job.cancel_flag.set()
             job.out.put_nowait(JobCancelled())
             touched += 1
@@ -178,19 +201,32 @@ class Scheduler:
             yield item  # type: ignore[misc]
 
     # -- internals ------------------------------------------------------------------------------
+    def deadline(self, job: Job) -> float:
+        """When `job` should start (a clock() value) under the deadline policy."""
+        return unit_deadline(
+            job,
+            playback_end=self._queues.playback_end.get(job.session_id, float("-inf")),
+            ahead=self._running.get(job.session_id, ()),
+            estimate=self.estimate,
+            margin_s=self.deadline_margin_s,
+        )
+
     def _next_job(self) -> Job | None:
-        while self._queues:
-            session_id, queue = next(iter(self._queues.items()))
-            if not queue:
-                del self._queues[session_id]
-                continue
-            job = queue.popleft()
-            # Round-robin: this session goes to the back of the line.
-            self._queues.move_to_end(session_id)
-            if not queue:
-                del self._queues[session_id]
-            return job
-        return None
+        self._queues.forget_finished(self._clock(), self._running)
+        return pick(self.policy, self._queues, self.deadline)  # type: ignore[arg-type,return-value]
+
+    def _deliver(self, job: Job, chunk: np.ndarray) -> None:
+        """On the loop: hand a chunk to the job's reader and advance its session's playback clock."""
+        if not job.cancel_flag.is_set():
+            seconds = len(chunk) / self.sample_rate
+            job.audio_s += seconds
+            self._queues.played(job.session_id, self._clock(), seconds)
+        job.out.put_nowait(chunk)
+
+    def _finish(self, job: Job, result: object) -> None:
+        if job.synth_s is not None and not isinstance(result, BaseException):
+            self.estimate.observe(len(job.text), job.speed, job.audio_s, job.synth_s)
+        job.out.put_nowait(result)
 
     async def _worker(self) -> None:
         assert self._wakeup is not None and self._loop is not None
@@ -213,8 +249,7 @@ class Scheduler:
     def _run(self, job: Job) -> None:
         """Runs in a pool thread: synthesize, hand chunks to the loop, stop between chunks on cancel."""
         assert self._loop is not None
-        put = job.out.put_nowait
-        job.started_at = time.perf_counter()
+        job.started_at = self._clock()
         result: object = _DONE
         try:
             if job.cancel_flag.is_set():
@@ -226,7 +261,7 @@ class Scheduler:
                     if job.cancel_flag.is_set():
                         result = JobCancelled()
                         return
-                    self._loop.call_soon_threadsafe(put, chunk)
+                    self._loop.call_soon_threadsafe(self._deliver, job, chunk)
             finally:
                 close = getattr(chunks, "close", None)
                 if close is not None:
@@ -237,5 +272,5 @@ class Scheduler:
             log.exception("event=synthesis_failed session=%s chars=%d", job.session_id, len(job.text))
             result = JobFailed()
         finally:
-            job.finished_at = time.perf_counter()
-            self._loop.call_soon_threadsafe(put, result)
+            job.finished_at = self._clock()
+            self._loop.call_soon_threadsafe(self._finish, job, result)

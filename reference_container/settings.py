@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from bidi_tts import protocol
+from reference_container.policies import Policy
 
 Backend = Literal["auto", "onnx", "torch"]
 Device = Literal["auto", "cpu", "cuda"]
@@ -34,6 +35,9 @@ class Settings:
     max_message_bytes: int = protocol.Limits().max_message_bytes
     max_queue: int = 64
     synth_workers: int = 1
+    scheduler: str = "deadline"
+    deadline_margin_s: float = 0.5
+    batch_window_ms: float = 0.0  # torch route: 0 runs each model call alone
     onnx_threads: int = 0  # 0: one per CPU core
     default_voice: str = protocol.DEFAULT_VOICE
     first_clause_chars: int = 40
@@ -87,6 +91,17 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
                    help="messages waiting for the model across sessions before 'busy'")
     p.add_argument("--synth-workers", type=int, default=int(env.get("SYNTH_WORKERS", d.synth_workers)),
                    help="syntheses run at once on the device")
+    p.add_argument("--scheduler", choices=[policy.value for policy in Policy],
+                   default=env.get("SCHEDULER", d.scheduler),
+                   help="order of synthesis work across sessions: deadline (earliest playback deadline "
+                        "first), round-robin, or fifo (env SCHEDULER)")
+    p.add_argument("--deadline-margin", type=float,
+                   default=float(env.get("DEADLINE_MARGIN_S", d.deadline_margin_s)),
+                   help="seconds of unplayed audio the deadline scheduler keeps in hand (env DEADLINE_MARGIN_S)")
+    p.add_argument("--batch-window-ms", type=float,
+                   default=float(env.get("BATCH_WINDOW_MS", d.batch_window_ms)),
+                   help="torch backend: batch the workers' model calls, waiting at most this long for a "
+                        "batch to fill (0: off; env BATCH_WINDOW_MS)")
     p.add_argument("--onnx-threads", type=int, default=int(env.get("ONNX_THREADS", d.onnx_threads)),
                    help="onnxruntime intra-op threads (0: one per core)")
     p.add_argument("--default-voice", default=env.get("DEFAULT_VOICE", d.default_voice))
@@ -109,13 +124,18 @@ def parse_settings(argv: Sequence[str] | None = None, env: Mapping[str, str] | N
     ns = build_parser(env).parse_args(argv)
     if ns.synth_workers < 1 or ns.max_queue < 1 or ns.max_text_chars < 1:
         raise SystemExit("--synth-workers, --max-queue and --max-text-chars must be at least 1")
+    if not 0 <= ns.batch_window_ms <= 1000:
+        raise SystemExit("--batch-window-ms must be between 0 and 1000")
+    if not ns.deadline_margin >= 0:
+        raise SystemExit("--deadline-margin must be a non-negative number of seconds")
     if not ns.send_timeout > 0:
         raise SystemExit("--send-timeout must be a positive number of seconds")
     return Settings(
         host=ns.host, port=ns.port, backend=ns.backend, device=ns.device,
         voices_dir=ns.voices_dir, weights_dir=ns.weights_dir, cache_dir=ns.cache_dir,
         max_text_chars=ns.max_text_chars, max_message_bytes=ns.max_message_bytes,
-        max_queue=ns.max_queue, synth_workers=ns.synth_workers, onnx_threads=ns.onnx_threads,
+        max_queue=ns.max_queue, synth_workers=ns.synth_workers, scheduler=ns.scheduler,
+        deadline_margin_s=ns.deadline_margin, batch_window_ms=ns.batch_window_ms, onnx_threads=ns.onnx_threads,
         default_voice=ns.default_voice, first_clause_chars=ns.first_clause_chars,
         ws_ping_interval=ns.ws_ping_interval, send_timeout_s=ns.send_timeout, log_level=ns.log_level,
         warmup=not ns.no_warmup,

@@ -29,7 +29,9 @@ class AppState:
 
     def __post_init__(self) -> None:
         self.scheduler = Scheduler(
-            self.synth.synthesize, workers=self.settings.synth_workers, max_messages=self.settings.max_queue
+            self.synth.synthesize, workers=self.settings.synth_workers, max_messages=self.settings.max_queue,
+            policy=self.settings.scheduler, sample_rate=self.synth.sample_rate,
+            deadline_margin_s=self.settings.deadline_margin_s,
         )
         self.ready = asyncio.Event()
         self.limits = self.settings.limits(frozenset())

@@ -49,6 +49,7 @@ def build_synthesizer(settings: Settings) -> Synthesizer:
         return TorchKokoro(
             voices_dir=settings.voices_dir, weights_dir=settings.weights_dir, device=settings.device,
             workers=settings.synth_workers, default_voice=settings.default_voice,
+            batch_window_ms=settings.batch_window_ms,
             # Timing runs with no trained weights (GPU benchmarks); documented in torch_kokoro.
             random_init=os.environ.get("KOKORO_TORCH_RANDOM_INIT") == "1",
         )

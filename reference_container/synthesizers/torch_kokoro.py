@@ -8,6 +8,9 @@ other value is taken for a voice *name* and looked up on the hub.
 `random_init=True` builds the model from the real config with no trained weights (an empty state
 dict) and calibrated durations: it runs the real code at the real cost per audio second, for tests
 and GPU timing only. It speaks noise.
+
+`batch_window_ms > 0` batches the model calls of the workers (one per session being served) into
+one forward pass, waiting at most that long for a batch to fill (:mod:`.torch_batch`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 
 from reference_container import assets
 from reference_container.g2p import install_spacy_shim
+from reference_container.synthesizers.torch_batch import BatchedModel, Batcher
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +71,7 @@ class TorchKokoro:
         workers: int = 1,
         default_voice: str = "af_heart",
         random_init: bool = False,
+        batch_window_ms: float = 0.0,
     ) -> None:
         self._voices_dir = voices_dir
         self._weights_dir = weights_dir
@@ -74,6 +79,9 @@ class TorchKokoro:
         self._workers = max(1, workers)
         self._default_voice = default_voice
         self.random_init = random_init
+        self.batch_window_ms = batch_window_ms
+        self.batcher: Batcher | None = None
+        self._batched: BatchedModel | None = None
         self.device = "cpu"
         self.model: Any = None
         self._pipelines: queue.Queue[Any] = queue.Queue()
@@ -120,6 +128,10 @@ class TorchKokoro:
             calibrate_untrained_durations(model)
             log.warning("event=random_init_model message=\"torch model has random weights: it speaks noise\"")
         self.model = model.to(self.device).eval()
+        if self.batch_window_ms > 0:
+            # Several workers' model calls share one forward pass (torch_batch); G2P stays per worker.
+            self.batcher = Batcher(self.model, window_s=self.batch_window_ms / 1000, max_batch=self._workers)
+            self._batched = BatchedModel(self.batcher)
         for _ in range(self._workers):
             self._pipelines.put(KPipeline(lang_code="a", repo_id=assets.REPO_ID, model=self.model))
         self._bank = assets.find_voices(self._voices_dir, allow_hub=True, default_voice=self._default_voice)
@@ -137,7 +149,7 @@ class TorchKokoro:
         pipeline = self._pipelines.get()
         try:
             with torch.inference_mode():
-                for result in pipeline(text, voice=pack, speed=speed, split_pattern=None):
+                for result in pipeline(text, voice=pack, speed=speed, split_pattern=None, model=self._batched):
                     if result.audio is not None:
                         yield result.audio.detach().float().cpu().numpy().reshape(-1)
         finally:

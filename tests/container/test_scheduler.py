@@ -36,7 +36,7 @@ async def drain(s: Scheduler, job) -> int:
 
 async def test_round_robin_across_sessions() -> None:
     rec = Recorder(delay_s=0.02)
-    s = Scheduler(rec, workers=1)
+    s = Scheduler(rec, workers=1, policy="round-robin")
     await s.start()
     try:
         long_jobs = [s.submit("A", f"A{i}", "v", 1.0) for i in range(5)]

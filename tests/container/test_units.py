@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from reference_container.http_routes import wav_header
-from reference_container.resample import PcmEncoder, float_to_s16le
+from reference_container.resample import PcmEncoder
 from reference_container.segments import first_clause_split, plan_segments
 from reference_container.settings import parse_settings
 
@@ -62,13 +62,15 @@ def test_encoder_rates_and_lengths(rate: int) -> None:
     assert 0.3 < np.sqrt(np.mean(samples[100:-100] ** 2)) < 0.4  # amplitude survives resampling
 
 
-def test_float_to_s16le_clips() -> None:
-    pcm = np.frombuffer(float_to_s16le(np.array([2.0, -2.0, 0.0, 0.5], dtype=np.float32)), "<i2")
-    assert pcm.tolist() == [32767, -32767, 0, 16384]
+def test_encoder_uses_the_shared_float_convention() -> None:
+    # bidi_tts.audio's convention (x * 32768, clipped, NaN -> 0), not a private copy of it.
+    chunk = np.array([2.0, -2.0, 0.0, 0.5, np.nan, -0.25], dtype=np.float32)
+    pcm = np.frombuffer(PcmEncoder(24000, 24000).feed(chunk), "<i2")
+    assert pcm.tolist() == [32767, -32768, 0, 16384, 0, -8192]
 
 
 def test_wav_header_streaming_sizes() -> None:
-    h = wav_header(16000)
+    h = wav_header(sample_rate=16000, streaming=True)
     assert len(h) == 44 and h[:4] == b"RIFF" and h[8:12] == b"WAVE"
     assert struct.unpack("<I", h[4:8])[0] == 0xFFFFFFFF and struct.unpack("<I", h[40:44])[0] == 0xFFFFFFFF
     assert struct.unpack("<I", h[24:28])[0] == 16000

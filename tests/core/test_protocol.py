@@ -96,8 +96,8 @@ def test_unknown_voice_against_an_allow_list() -> None:
 
 
 def test_every_client_error_code_is_covered_by_these_tests() -> None:
-    # busy and internal are the container's own verdicts, never a parse result.
-    parse_codes = set(ErrorCode) - {ErrorCode.BUSY, ErrorCode.INTERNAL}
+    # busy, internal (container verdicts) and bad_format (a POST field) are never a parse result.
+    parse_codes = set(ErrorCode) - {ErrorCode.BUSY, ErrorCode.INTERNAL, ErrorCode.BAD_FORMAT}
     covered = {
         ErrorCode.INVALID_UTF8, ErrorCode.INVALID_JSON, ErrorCode.NOT_AN_OBJECT, ErrorCode.TEXT_REQUIRED,
         ErrorCode.TEXT_TOO_LONG, ErrorCode.UNKNOWN_VOICE, ErrorCode.BAD_SPEED, ErrorCode.BAD_SAMPLE_RATE,
