@@ -9,6 +9,8 @@ the frame or the call).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import time
 from collections import deque
@@ -45,6 +47,7 @@ class Rule(StrEnum):
     AUDIO_ODD_LENGTH = "audio.odd_length"  # not a whole number of 16-bit samples
     AUDIO_EMPTY = "audio.empty"  # an empty audio frame
     TEXT_NOT_JSON = "text.not_json"  # a TEXT frame (opcode/DataType) that is not a JSON object
+    AUDIO_IN_JSON = "audio.in_json"  # audio as base64 inside a JSON control frame
     CONTROL_UNKNOWN = "control.unknown"  # a control frame of unknown type
     COMPLETE_UNSTARTED = "complete.unstarted"  # synthesis_complete without synthesis_start
     COMPLETE_NO_AUDIO = "complete.no_audio"  # synthesis_complete with no audio before it
@@ -200,6 +203,16 @@ class ClientSession:
                 return self._on_complete(control, at)
             case ControlType.ERROR:
                 return self._on_error(control, at)
+            case other if (pcm := _audio_in_json(control)) is not None:
+                # A known mistake (audio as base64 in JSON, as in SSE APIs): count the audio, so that
+                # everything else about the message can still be checked, and say what was wrong.
+                violation = self._violate(
+                    Rule.AUDIO_IN_JSON,
+                    "TTS-AUDIO",
+                    f"audio inside a JSON control frame of type {other!r} (base64), not in a BINARY frame",
+                    at,
+                )
+                return [violation, *self._on_audio(pcm, at)]
             case other:
                 return [
                     self._violate(
@@ -430,3 +443,18 @@ class ClientSession:
             )
         )
         return events
+
+
+_AUDIO_FIELDS = ("audio", "data", "pcm", "chunk")
+
+
+def _audio_in_json(control: dict[str, Any]) -> bytes | None:
+    """The PCM of a control frame that carries base64 audio in a well-known field, else None."""
+    for name in _AUDIO_FIELDS:
+        value = control.get(name)
+        if isinstance(value, str) and len(value) >= 4:
+            try:
+                return base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError):
+                return None
+    return None

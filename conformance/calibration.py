@@ -20,12 +20,16 @@ from conformance.model import CaseFailed
 from conformance.targets import Target
 
 PROBE_TEXT = "Hi."
-GAP_TEXT = "The first sentence is here. And the second one follows it."
+# Two sentences, the second as long as the longest sentence of any case text (about 60 characters):
+# the longest unit of work sets the longest silence a good container may leave.
+GAP_TEXT = "The first one is short. Somewhere a radio played an old song about the sea."
 MARGIN = 4.0  # silence allowed = MARGIN x the slowest silence measured (+ 0.5 s)
 FLOOR_S = 2.0
 CEILING_S = 60.0
 FIRST_ANSWER_S = 60.0  # the calibration's own wait for a first answer from an unknown container
-FALLBACK_S = 10.0  # the silence allowed when the container answered nothing to calibrate on
+# When the container answered nothing to calibrate on (it will hardly answer a case either), the
+# floor: each case then fails in seconds instead of waiting out a long timeout.
+FALLBACK_S = FLOOR_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +43,8 @@ class Calibration:
     # The silence after which a message whose audio stopped counts as ended without synthesis_complete:
     # the full reply timeout, unless the container was seen to send none (then a few gaps' worth).
     end_silence: float | None = None
+    # The same for a one-sentence message, whose audio comes in one burst: a few in-burst gaps' worth.
+    end_silence_one: float | None = None
 
     def case_timeout(self) -> float:
         return min(300.0, max(60.0, 25 * self.reply_timeout))
@@ -48,7 +54,8 @@ class Calibration:
             return f"calibration failed ({self.problem}); silence allowed {self.reply_timeout:.1f} s"
         partial = f"; {self.problem}" if self.problem else ""
         if self.end_silence is not None:
-            partial += f" (a message whose audio stops counts as ended after {self.end_silence:.1f} s)"
+            partial += (f" (a message whose audio stops counts as ended after {self.end_silence:.1f} s, "
+                        f"{self.end_silence_one or self.end_silence:.1f} s for one sentence)")
         return (f"calibrated: 'Hi.' first audio {self.probe_ttfa_s * 1000:.0f} ms, slowest silence "
                 f"{(self.slowest_silence_s or 0) * 1000:.0f} ms -> silence allowed while a frame is due "
                 f"{self.reply_timeout:.1f} s (x{MARGIN:g} + 0.5 s, floor {FLOOR_S:g}, ceiling {CEILING_S:g}; "
@@ -70,13 +77,15 @@ def _silences(sent_at: float, frame_times: list[float], end: float | None) -> li
     return [b - a for a, b in pairwise(marks)]
 
 
-async def calibrate(target: Target, voice: str, sample_rate: int) -> Calibration:
+async def calibrate(target: Target, voice: str, sample_rate: int, *,
+                    first_answer_s: float = FIRST_ANSWER_S) -> Calibration:
     """Time a warm-up, a short message and a two-sentence message on one session."""
     try:
-        conv = await _open(target, FIRST_ANSWER_S, voice, sample_rate)
+        conv = await _open(target, first_answer_s, voice, sample_rate)
     except ConnectError as exc:
         return Calibration(FALLBACK_S, None, None, f"cannot open a session: {describe_connect_error(exc)}")
     silences: list[float] = []
+    burst_gaps: list[float] = []  # between audio frames of one sentence
     problems: list[str] = []
     ttfa: float | None = None
     try:
@@ -84,7 +93,7 @@ async def calibrate(target: Target, voice: str, sample_rate: int) -> Calibration
             rid = await conv.synthesize(text)
             reply = conv.replies[rid]
             # An unknown container gets a long wait for its first answer, then a bounded one per frame.
-            why = await conv.pump_until(lambda reply=reply: reply.answered, silence=FIRST_ANSWER_S)
+            why = await conv.pump_until(lambda reply=reply: reply.answered, silence=first_answer_s)
             if why is not None:
                 problems.append("no answer to a short message" if why == "silence" else
                                 f"the container {describe_close(conv.closed)}" if conv.closed else why)
@@ -102,6 +111,7 @@ async def calibrate(target: Target, voice: str, sample_rate: int) -> Calibration
             silences.extend(_silences(record.sent_at, record.frame_times, record.completed_at))
             if text == PROBE_TEXT:
                 ttfa = record.first_audio_at - record.sent_at
+                burst_gaps.extend(b - a for a, b in pairwise(record.frame_times))
             if why is not None:
                 problems.append("no synthesis_complete after the audio" if why == "silence" else
                                 f"the container {describe_close(conv.closed)}" if conv.closed else why)
@@ -114,9 +124,10 @@ async def calibrate(target: Target, voice: str, sample_rate: int) -> Calibration
         return Calibration(FALLBACK_S, None, None, "; ".join(problems) or "nothing measured")
     slowest = max(silences)
     timeout = timeout_for(slowest)
-    no_complete = any(p.startswith("no synthesis_complete") for p in problems)
-    end_silence = min(timeout, 2 * slowest + 0.3) if no_complete else None
-    return Calibration(timeout, ttfa, slowest, "; ".join(problems) or None, end_silence)
+    if not any(p.startswith("no synthesis_complete") for p in problems):
+        return Calibration(timeout, ttfa, slowest, "; ".join(problems) or None)
+    one = min(timeout, 3 * max(burst_gaps, default=0.0) + 0.15)
+    return Calibration(timeout, ttfa, slowest, "; ".join(problems), min(timeout, 2 * slowest + 0.3), one)
 
 
 async def probe_ttfa(target: Target, voice: str, sample_rate: int, budget_s: float) -> float | None:

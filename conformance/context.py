@@ -26,6 +26,7 @@ class Options:
     reply_timeout: float = 60.0  # the longest silence while an expected frame is due
     case_timeout: float = 300.0  # the whole case
     end_silence: float | None = None  # see Calibration.end_silence (None: reply_timeout)
+    end_silence_one: float | None = None  # see Calibration.end_silence_one
 
 
 class CaseContext:
@@ -64,11 +65,12 @@ class CaseContext:
         """Open a session wrapped in a checking Conversation. `patience` scales the silence allowed
         (a case that loads the container with N sessions at once gives each N times as long)."""
         transport = await self.connect(**opts)
-        end = self.options.end_silence
+        end, end_one = self.options.end_silence, self.options.end_silence_one
         conv = Conversation(transport, reply_timeout=self.options.reply_timeout * patience,
                             voice=self.options.voice, sample_rate=self.options.sample_rate,
                             focus=self.focus, notes=self.notes,
-                            end_silence=None if end is None else end * patience)
+                            end_silence=None if end is None else end * patience,
+                            end_silence_one=None if end_one is None else end_one * patience)
         self._conversations.append(conv)
         return conv
 

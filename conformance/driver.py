@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bidi_tts.chunker import split_sentences
 from bidi_tts.frames import FrameKind
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import (
@@ -83,6 +84,7 @@ class Conversation:
         focus: Collection[Rule] = EVERY_RULE,
         notes: Notes | None = None,
         end_silence: float | None = None,
+        end_silence_one: float | None = None,
     ) -> None:
         self.transport = transport
         self.session = ClientSession()
@@ -90,6 +92,8 @@ class Conversation:
         # Once a message's audio has started and stopped: the silence after which it counts as ended
         # without synthesis_complete (shorter than reply_timeout only for a container seen to send none).
         self.end_silence = reply_timeout if end_silence is None else min(end_silence, reply_timeout)
+        self.end_silence_one = self.end_silence if end_silence_one is None else min(end_silence_one,
+                                                                                    self.end_silence)
         self.voice = voice
         self.sample_rate = sample_rate
         self.focus = frozenset(focus)
@@ -245,7 +249,8 @@ class Conversation:
     async def _wait_end(self, reply: Reply, timeout: float | None) -> str | None:
         why = await self.pump_until(lambda: reply.answered or reply.record.done, silence=timeout)
         if why is None and not reply.record.done:
-            silence = self.end_silence if timeout is None else timeout
+            one_sentence = len(split_sentences(reply.record.text)) <= 1
+            silence = timeout if timeout is not None else self.end_silence_one if one_sentence else self.end_silence
             why = await self.pump_until(lambda: reply.record.done, silence=silence)
         return why
 
@@ -287,8 +292,8 @@ class Conversation:
             raise self._no_reply(reply, self.reply_timeout)
         if why == "silence" and self.session.current is reply.record:
             self.session.give_up_current()
-            self.notes.add(f"TTS-ORDER: no synthesis_complete; the audio stopped and nothing arrived for "
-                           f"{self.end_silence:.1f} s (judged by audio.order.1)")
+            self.notes.add("TTS-ORDER: no synthesis_complete; the audio stopped and nothing more arrived "
+                           "(judged by audio.order.1)")
         return reply
 
     async def exchange(self, text: str, **kw: Any) -> Reply:

@@ -24,6 +24,7 @@ RULE_OWNERS: dict[Rule, tuple[str, ...]] = {
     Rule.AUDIO_ODD_LENGTH: ("audio.samples.1",),
     Rule.AUDIO_EMPTY: ("audio.samples.1",),
     Rule.TEXT_NOT_JSON: ("audio.binary.1", "sagemaker.datatype.1"),
+    Rule.AUDIO_IN_JSON: ("audio.binary.1", "sagemaker.datatype.1"),
     Rule.COMPLETE_BYTES: ("audio.consistent.1",),
     Rule.COMPLETE_BYTES_MISSING: ("audio.consistent.1",),
     Rule.ERROR_NO_MESSAGE: ("errors.*", "robust.*"),

@@ -100,7 +100,8 @@ class SuiteRunner:
         self.calibration = asyncio.run(calibrate(self.target, self.options.voice, self.options.sample_rate))
         if self._calibrate_timeouts:
             changes: dict[str, float | None] = {"reply_timeout": self.calibration.reply_timeout,
-                                                "end_silence": self.calibration.end_silence}
+                                                "end_silence": self.calibration.end_silence,
+                                                "end_silence_one": self.calibration.end_silence_one}
             if not self._case_timeout_given:
                 changes["case_timeout"] = self.calibration.case_timeout()
             self.options = dataclasses.replace(self.options, **changes)  # type: ignore[arg-type]

@@ -78,6 +78,42 @@ async def unknown_type(ctx: CaseContext) -> Outcome:
     return await expect_refusal(ctx, Bad('type "dance"', _msg(type="dance"), ("unknown_type",)))
 
 
+MESSAGE_PROBES = [
+    Bad("plain text", "Hello there, this is not JSON.", ("invalid_json",)),
+    Bad("a JSON array", '["Hello there."]', ("not_an_object",)),
+    Bad("no text field", json.dumps({"voice": "af_heart"}), ("text_required",)),
+    Bad("voice zz_nobody", _msg(voice="zz_nobody"), ("unknown_voice",)),
+    Bad("speed 0", _msg(speed=0), ("bad_speed",)),
+    Bad("sample_rate 12345", _msg(sample_rate=12345), ("bad_sample_rate",)),
+    Bad('type "dance"', _msg(type="dance"), ("unknown_type",)),
+]
+
+
+@case("errors.message.1", "every error frame carries a message for people, never a bare exception string",
+      clauses=["TTS-ERROR"], expect="a human sentence in each error's message (not 'text', not a traceback)")
+async def human_messages(ctx: CaseContext) -> Outcome:
+    conv = await ctx.conversation()
+    problems, seen = [], 0
+    for bad in MESSAGE_PROBES:
+        rid = conv.track()
+        await conv.send_raw(bad.payload, kind=bad.kind)
+        reply = await conv.wait_answer(rid)
+        if reply.error is None:
+            if conv.closed is not None:
+                break
+            await conv.collect(rid)  # refusing it is errors.*'s business; here only messages count
+            continue
+        seen += 1
+        if problem := message_problem(reply.error.message):
+            problems.append(f"{bad.what}: {problem}")
+    if problems:
+        raise CaseFailed(f"{len(problems)} of {seen} error messages are not for people: " + "; ".join(problems),
+                         expected="a human message", actual=problems[0])
+    if not seen:
+        raise CaseFailed("no error frame at all for 7 bad messages", expected="error frames", actual="none")
+    return ok(f"{seen} error messages, each for people")
+
+
 @case("errors.busy.1", "8 sessions at once: all served, or refused with a coded busy error",
       clauses=["TTS-ERROR", "TTS-ISOLATION"], expect="synthesis or error busy; the session stays usable")
 async def busy(ctx: CaseContext) -> Outcome:
@@ -92,9 +128,8 @@ async def busy(ctx: CaseContext) -> Outcome:
         if reply.error.code != "busy":
             raise CaseFailed(f"under load a valid message got error {reply.error.code or '(no code)'}",
                              expected="synthesis or busy", actual=str(reply.error.code))
-        problem = message_problem(reply.error.message)
-        if problem:
-            raise CaseFailed(problem)
+        if problem := message_problem(reply.error.message):
+            conv.notes.add(f"TTS-ERROR: {problem} (judged by errors.message.1)")
         busy_convs.append(conv)
     if busy_convs:
         await busy_convs[0].exchange(TINY)  # a session that saw busy stays usable once load drops

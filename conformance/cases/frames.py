@@ -10,18 +10,20 @@ from typing import Any
 from bidi_tts.chunker import split_sentences
 from bidi_tts.frames import FrameKind
 from bidi_tts.protocol import CHANNELS, DEFAULT_SAMPLE_RATE, ENCODING, SynthesizeRequest
-from conformance.cases._util import SHORT, TINY, fresh_session_works
+from conformance.cases._util import SHORT, TINY
 from conformance.context import CaseContext
 from conformance.diagnose import describe_close
 from conformance.driver import Reply
 from conformance.model import CaseFailed, Outcome, case, ok
 
 UNICODE_TEXT = "Café déjà vu: the naïve façade served crème brûlée — “quoted” too."
+# Short sentences (at most about 60 characters, like every text of the suite): the time a container
+# needs for its longest unit of work bounds the silence the suite must allow, so no case text is longer.
 LONG_PARAGRAPH = (
-    "The morning train was late again, so the station filled with people who checked their phones and "
-    "sighed. A child counted the pigeons on the platform while her father read the timetable twice. "
-    "Somewhere a radio played an old song about the sea. When the train finally arrived, everyone "
-    "pressed forward at once, and the conductor smiled as if he had seen it all before. "
+    "The morning train was late again. The station filled with people. They checked their phones "
+    "and sighed. A child counted the pigeons on the platform. Her father read the timetable twice. "
+    "Somewhere a radio played an old song about the sea. At last the train came around the bend. "
+    "Everyone pressed forward at once. The conductor smiled as if he had seen it all before. "
 )
 
 
@@ -150,8 +152,7 @@ async def very_short(ctx: CaseContext) -> Outcome:
 
 @case("frames.long.1", "a long message (> 1,000 characters) is accepted",
       clauses=["TTS-ERROR", "TTS-SESSION"],
-      expect="no text_too_long: synthesis_start then audio (the client then disconnects; a new session "
-             "is served)")
+      expect="no text_too_long: synthesis_start then audio")
 async def long_message(ctx: CaseContext) -> Outcome:
     text = long_text()
     try:
@@ -159,8 +160,7 @@ async def long_message(ctx: CaseContext) -> Outcome:
     except CaseFailed as exc:
         raise CaseFailed(f"a {len(text)}-character message was not accepted: {exc.detail}",
                          expected="at least 1,000 characters accepted", actual=exc.actual) from None
-    # Disconnecting mid-message must not hurt the next session.
-    await fresh_session_works(ctx, "a client left in the middle of a long message")
+    # The client now leaves mid-message: whether that hurts the next session is close.client.1's business.
     return ok(f"{len(text)} characters: synthesis_start and {len(reply.audio)} audio bytes")
 
 
@@ -180,11 +180,15 @@ async def minimal_message(ctx: CaseContext) -> Outcome:
                          actual="audio first")
     start = reply.started.control
     wanted = {"sample_rate": DEFAULT_SAMPLE_RATE, "encoding": ENCODING, "channels": CHANNELS}
-    wrong = {k: start.get(k) for k, v in wanted.items() if start.get(k) != v}
+    # A field missing from synthesis_start is audio.format.1's business; here: the values announced.
+    wrong = {k: start[k] for k, v in wanted.items() if k in start and start[k] != v}
     if wrong:
-        shown = ", ".join(f"{k} {'missing' if v is None else json.dumps(v)}" for k, v in wrong.items())
+        shown = ", ".join(f"{k} {json.dumps(v)}" for k, v in wrong.items())
         raise CaseFailed(f"the defaults announced in synthesis_start are wrong: {shown}",
                          expected="sample_rate 24000, encoding pcm_s16le, channels 1", actual=shown)
+    missing = [k for k in wanted if k not in start]
+    if missing:
+        ctx.notes.add(f"TTS-AUDIO: synthesis_start does not announce {', '.join(missing)} (judged by audio.format.1)")
     return ok()
 
 

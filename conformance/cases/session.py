@@ -84,10 +84,10 @@ async def reuse_after_errors(ctx: CaseContext) -> Outcome:
 @case("session.request_id.1", "request_id is echoed in synthesis_start, synthesis_complete and error",
       clauses=["TTS-ORDER", "TTS-ERROR"], expect="each control frame carries the request_id of its own message")
 async def request_id_echo(ctx: CaseContext) -> Outcome:
-    conv = await ctx.conversation()
-    reply = await conv.exchange(SHORT, request_id="conformance-rid-1")
+    reply = await (await ctx.conversation()).exchange(SHORT, request_id="conformance-rid-1")
     got = {"synthesis_start": reply.started.request_id if reply.started else None,
            "synthesis_complete": reply.completed.request_id if reply.completed else None}
+    conv = await ctx.conversation()  # a session each: taking a second message is another case's business
     rid = conv.track("conformance-rid-2")
     await conv.send_raw(json.dumps({"text": "", "request_id": "conformance-rid-2"}))
     err = await conv.wait_reply(rid)

@@ -69,9 +69,11 @@ TOYS: dict[str, Toy] = {
     # audio out
     "audio_before_start": Toy(broken_output.AudioBeforeStartToy, ("health.ping.1", "close.explicit.2")),
     "stereo_claim": Toy(broken_output.StereoClaimToy, ("frames.text.1", "audio.order.1")),
-    "base64_audio": Toy(broken.Base64AudioToy, ("health.ping.1", "close.explicit.2")),
+    "base64_audio": Toy(broken.Base64AudioToy, ("health.ping.1", "close.explicit.2", "audio.order.1",
+                                                "audio.sound.1", "session.multi.2")),
     "odd_frames": Toy(broken.OddFramesToy, ("health.ping.1", "close.explicit.2")),
-    "never_complete": Toy(broken.NoCompleteToy, ("health.ping.1", "close.explicit.2")),
+    "never_complete": Toy(broken.NoCompleteToy, ("health.ping.1", "close.explicit.2", "frames.binary.1",
+                                                  "audio.sound.1")),
     "wrong_totals": Toy(broken.WrongTotalsToy, ("health.ping.1", "close.explicit.2")),
     "wrong_close_code": Toy(broken.WrongCloseCodeToy, ("session.multi.2", "frames.binary.1")),
     "wrong_duration": Toy(broken_output.WrongDurationToy, ("audio.order.1", "frames.text.1", "session.multi.1")),
@@ -81,7 +83,8 @@ TOYS: dict[str, Toy] = {
     "speed_ignored": Toy(broken_output.SpeedIgnoredToy, ("frames.text.1",)),
     "rate_ignored": Toy(broken_output.RateIgnoredToy, ("audio.format.1", "frames.text.1")),
     # sessions
-    "close_after_first": Toy(broken.CloseAfterFirstToy, ("frames.text.1", "health.ping.1")),
+    "close_after_first": Toy(broken.CloseAfterFirstToy, ("frames.text.1", "health.ping.1", "audio.speed.1",
+                                                        "audio.stream.1", "isolation.hol.1")),
     "close_after_10": Toy(broken_session.CloseAfterMessagesToy, ("session.multi.2", "session.multi.1")),
     "lifo": Toy(broken_session.LifoToy, ("frames.text.1", "session.multi.2")),
     "error_then_broken": Toy(broken_session.ErrorThenBrokenToy, ("frames.text.1", "session.multi.1")),
@@ -94,7 +97,8 @@ TOYS: dict[str, Toy] = {
     "dies_after_disconnect": Toy(broken_session.BrokenAfterDisconnectToy, ("frames.text.1", "session.multi.1")),
     "cancel_closes": Toy(broken_session.CancelClosesToy, ("frames.text.1", "close.explicit.1")),
     # errors
-    "leaks_str_e": Toy(broken.LeakyErrorsToy, ("frames.text.1", "audio.order.1")),
+    "leaks_str_e": Toy(broken.LeakyErrorsToy, ("frames.text.1", "audio.order.1", "errors.invalid_json.1",
+                                                "robust.json.3")),
     "missing_error_code": Toy(broken.MissingCodeToy, ("frames.text.1",)),
     "wrong_error_code": Toy(broken.WrongCodeToy, ("frames.text.1",)),
     "closes_on_bad_input": Toy(broken.CloseOnBadInputToy, ("frames.text.1", "close.explicit.1")),
@@ -179,7 +183,10 @@ PROOFS: dict[str, Proof] = {
     "errors.invalid_json.2": Proof("repairs_json", "truncated JSON in a BINARY frame: the message was accepted"),
     "errors.not_an_object.1": Proof("wrong_error_code", "answered with error code 'internal', expected "
                                                         "not_an_object"),
-    "errors.text_required.1": Proof("leaks_str_e", "bare exception string"),
+    "errors.text_required.1": Proof("wrong_error_code", "answered with error code 'internal', expected "
+                                                        "text_required"),
+    "errors.message.1": Proof("leaks_str_e", "error messages are not for people: plain text: the error message "
+                                             "\"'text'\" is a bare exception string"),
     "errors.text_too_long.1": Proof("no_text_limit", "2 MB of text: the message was accepted and synthesized"),
     "errors.unknown_voice.1": Proof("any_voice", "voice zz_nobody: the message was accepted and synthesized"),
     "errors.bad_speed.1": Proof("missing_error_code", "missing error code"),
