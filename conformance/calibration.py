@@ -10,12 +10,13 @@ shows whether a case left the container busy (a runaway synthesis) before the ne
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 
 from bidi_tts.transports.base import ConnectError, TransportError
 from conformance.diagnose import describe_close, describe_connect_error
-from conformance.driver import Conversation
+from conformance.driver import Conversation, Reply
 from conformance.model import CaseFailed
 from conformance.targets import Target
 
@@ -72,6 +73,14 @@ async def _open(target: Target, reply_timeout: float, voice: str, sample_rate: i
                         focus=frozenset())
 
 
+def _answered(reply: Reply) -> Callable[[], bool]:
+    return lambda: reply.answered
+
+
+def _ended(reply: Reply) -> Callable[[], bool]:
+    return lambda: reply.record.done
+
+
 def _silences(sent_at: float, frame_times: list[float], end: float | None) -> list[float]:
     marks = [sent_at, *frame_times, *([end] if end is not None else [])]
     return [b - a for a, b in pairwise(marks)]
@@ -93,14 +102,14 @@ async def calibrate(target: Target, voice: str, sample_rate: int, *,
             rid = await conv.synthesize(text)
             reply = conv.replies[rid]
             # An unknown container gets a long wait for its first answer, then a bounded one per frame.
-            why = await conv.pump_until(lambda reply=reply: reply.answered, silence=first_answer_s)
+            why = await conv.pump_until(_answered(reply), silence=first_answer_s)
             if why is not None:
                 problems.append("no answer to a short message" if why == "silence" else
                                 f"the container {describe_close(conv.closed)}" if conv.closed else why)
                 break
             first = reply.record.first_audio_at or reply.record.started_at or time.perf_counter()
             per_frame = min(CEILING_S, max(5.0, 5 * (first - reply.record.sent_at)))
-            why = await conv.pump_until(lambda reply=reply: reply.record.done, silence=per_frame)
+            why = await conv.pump_until(_ended(reply), silence=per_frame)
             record = reply.record
             if record.error_code is not None:
                 problems.append(f"a short message was refused with error {record.error_code}")

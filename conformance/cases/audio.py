@@ -137,7 +137,8 @@ async def _first_audio_s(conv: Conversation, text: str, *, read_to_end: bool) ->
     rid = await conv.synthesize(text)
     reply = await conv.wait_answer(rid)
     if reply.error is not None:
-        raise CaseFailed(f"a valid message was refused with error {reply.error.code or '(no code)'}")
+        raise CaseFailed(f"a valid message was refused with error {reply.error.code or '(no code)'}",
+                         expected="synthesis", actual=f"error {reply.error.code}")
     await conv.pump_until(lambda: bool(reply.audio) or reply.record.done)
     if reply.record.ttfa_s is None:
         raise CaseFailed("no audio", expected="audio", actual=conv.received())
@@ -204,7 +205,8 @@ async def other_rate(ctx: CaseContext) -> Outcome:
     reply = await conv.collect(rid)
     if reply.error is not None:
         if reply.error.code != "bad_sample_rate":
-            raise CaseFailed(f"16000 Hz refused with {reply.error.code!r}", expected="bad_sample_rate",
+            raise CaseFailed(f"16000 Hz refused with error {reply.error.code or '(no code)'}",
+                             expected="bad_sample_rate",
                              actual=str(reply.error.code))
         return informational("16000 Hz not supported (optional)")
     conv.raise_violations()

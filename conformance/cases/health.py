@@ -113,7 +113,7 @@ async def ping_under_load(ctx: CaseContext) -> Outcome:
 async def image_label(ctx: CaseContext) -> Outcome:
     labels_of = getattr(ctx.target, "image_labels", None)
     if labels_of is None:
-        raise CaseFailed("the target cannot inspect its image")
+        raise CaseFailed("the target cannot inspect its image", expected="the image's labels", actual="none")
     labels = await asyncio.to_thread(labels_of)
     value = labels.get(BIDI_LABEL)
     if value != "true":

@@ -172,7 +172,7 @@ async def slow_reader(ctx: CaseContext) -> Outcome:
             raise CaseFailed(f"a session was stalled beside one that does not read: {exc.detail}",
                              expected="served beside the stalled session", actual=exc.actual) from None
         if problem := await _ping_ok(ctx):
-            raise CaseFailed(f"{problem} while a session was not reading")
+            raise CaseFailed(f"{problem} while a session was not reading", expected="/ping 200", actual=problem)
     finally:
         await close_stalled()
     ctx.left_work_running = True

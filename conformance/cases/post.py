@@ -58,7 +58,7 @@ async def post_wav(ctx: CaseContext) -> Outcome:
     fmt = data.find(b"fmt ")
     dchunk = data.find(b"data")
     if fmt < 0 or dchunk < 0:
-        raise CaseFailed("WAV header without fmt or data chunk")
+        raise CaseFailed("WAV header without fmt or data chunk", expected="RIFF, fmt, data", actual="no fmt/data")
     audio_format, channels, rate, _, _, bits = struct.unpack_from("<HHIIHH", data, fmt + 8)
     data_size = struct.unpack_from("<I", data, dchunk + 4)[0]
     problems = []
@@ -91,12 +91,14 @@ async def post_errors(ctx: CaseContext) -> Outcome:
         try:
             obj = response.json()
         except ValueError:
-            raise CaseFailed(f"{what}: the 400 body is not JSON: {response.text[:80]!r}") from None
+            raise CaseFailed(f"{what}: the 400 body is not JSON: {response.text[:80]!r}",
+                             expected='{"code", "message"}', actual="not JSON") from None
         if not isinstance(obj, dict) or obj.get("code") != code:
             got = obj.get("code") if isinstance(obj, dict) else obj
-            raise CaseFailed(f"{what}: code {got!r}", expected=code, actual=repr(got))
+            shown = "no code" if got is None else f"code {json.dumps(got)}"
+            raise CaseFailed(f"{what}: the 400 body has {shown}", expected=code, actual=shown)
         if problem := message_problem(obj.get("message")):
-            raise CaseFailed(f"{what}: {problem}")
+            raise CaseFailed(f"{what}: {problem}", expected="a human message", actual=problem)
     return ok(f"{len(bad)} bad bodies answered 400 with their codes")
 
 

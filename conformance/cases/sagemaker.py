@@ -39,7 +39,8 @@ async def request_datatype(ctx: CaseContext) -> Outcome:
             await conv.exchange(TINY, kind=data_type)
         except CaseFailed as exc:
             label = "UTF8" if data_type else "unset (BINARY)"
-            raise CaseFailed(f"a message with DataType {label} was not handled: {exc.detail}") from None
+            raise CaseFailed(f"a message with DataType {label} was not handled: {exc.detail}",
+                             expected="synthesis", actual=exc.actual) from None
         finally:
             await conv.close()
     return ok()
