@@ -69,7 +69,7 @@ tar -C "$PYTHON_PREFIX" -c \
     --exclude='./lib/python3.12/lib-dynload/_tkinter*' --exclude='./lib/python3.12/site-packages/*' \
     --exclude='*.a' --exclude='__pycache__' \
     --exclude='./bin/pip*' --exclude='./bin/idle*' --exclude='./bin/2to3*' --exclude='./bin/pydoc*' \
-    --exclude='./bin/*-config' --exclude='./bin/*-gdb.py' \
+    --exclude='./bin/*-config' --exclude='./bin/*-gdb.py' --exclude='./bin/uv' --exclude='./bin/uvx' \
     . | tar -C "$stage/python" -x
 cp "$here/Dockerfile.base" "$stage/Dockerfile"
 
