@@ -13,6 +13,8 @@ import asyncio
 from conformance.context import CaseContext
 from conformance.driver import Reply
 from conformance.hearing import Hearing, ModelUnavailable, Recognizer, hear, recognizer, transcribe_each
+from conformance.hearing.alignment import locate
+from conformance.hearing.text import words
 from conformance.model import CaseFailed, CaseSkipped, Outcome, case, ok
 
 # Robotic but correct speech (espeak-ng) comes back with up to about a quarter of the words wrong;
@@ -39,6 +41,11 @@ async def _hear(ears: Recognizer, reply: Reply, sentences: list[str]) -> Hearing
     return hear(sentences, heard)
 
 
+def _misfit(transcript: str, texts: list[str]) -> float:
+    """How far a transcript is from the closest of `texts` (share of that text's words wrong)."""
+    return min(locate(words(t), words(transcript)).error_rate for t in texts)
+
+
 async def _hear_each(ears: Recognizer, replies: list[Reply], texts: list[str], label: str) -> None:
     """Fail naming the first reply whose audio does not say its own text, or says another's."""
     clips = [(bytes(r.audio), r.record.sample_rate) for r in replies]
@@ -48,7 +55,9 @@ async def _hear_each(ears: Recognizer, replies: list[Reply], texts: list[str], l
         heard = hear([text], transcript, others)
         if not heard.ok:  # confirm on the clip alone: Whisper may skip a clip that repeats its neighbour
             alone = hear([text], await asyncio.to_thread(ears.transcribe, *clips[n - 1]), others)
-            heard = min(heard, alone, key=lambda h: (not h.ok, h.wer))
+            # Of two failing transcripts, keep the one closer to some known text (its own or another's):
+            # the other is a skipped clip or a guess at cut-off speech.
+            heard = min(heard, alone, key=lambda h: (not h.ok, _misfit(h.heard, texts)))
         if not heard.ok:
             raise CaseFailed(f"{label} {n} of {len(texts)}: {heard.describe()}", expected=text, actual=heard.heard)
 
