@@ -66,6 +66,11 @@ class Hearing:
     wer: float
     found: list[Span | None] = field(default_factory=list)  # per sentence, None when not heard
     problems: list[str] = field(default_factory=list)  # the causes, for people
+    kinds: list[str] = field(default_factory=list)  # the same, one word each: dropped, repeated, ...
+
+    def add(self, kind: str, problem: str) -> None:
+        self.kinds.append(kind)
+        self.problems.append(problem)
 
     @property
     def ok(self) -> bool:
@@ -111,10 +116,10 @@ def hear(sentences: Sequence[str], heard: str, others: Mapping[str, str] | None 
         result.found.append(span if span.error_rate <= MATCH_MAX_ERRORS else None)
         if span.error_rate <= MATCH_MAX_ERRORS and \
                 locate(ex, _masked(list(heard_words), span)).error_rate <= MATCH_MAX_ERRORS:
-            result.problems.append(f"sentence {number} ({_quote(sentence)}) repeated")
+            result.add("repeated", f"sentence {number} ({_quote(sentence)}) repeated")
     if carried:
         instead = " instead of its own" if not any(result.found) else ""
-        result.problems.append(f"the audio carries the words of {' and '.join(carried)}{instead}")
+        result.add("other words", f"the audio carries the words of {' and '.join(carried)}{instead}")
         if instead:
             return result
     all_words = [w for ex in expected for w in ex]
@@ -124,13 +129,13 @@ def hear(sentences: Sequence[str], heard: str, others: Mapping[str, str] | None 
         locate(expected[-1][:-cut], heard_words).error_rate <= MATCH_MAX_ERRORS
     for number, span in enumerate(result.found, 1):
         if span is None and not (truncated and number == len(sentences)):
-            result.problems.append(f"sentence {number} ({_quote(sentences[number - 1])}) dropped: not heard")
+            result.add("dropped", f"sentence {number} ({_quote(sentences[number - 1])}) dropped: not heard")
     by_position = [i for _, i in sorted((s.start, i) for i, s in enumerate(result.found) if s is not None)]
     misplaced = [i + 1 for i, want in zip(by_position, sorted(by_position), strict=True) if i != want]
     if misplaced:
-        result.problems.append(f"sentences {' and '.join(map(str, sorted(misplaced)))} swapped: heard in the "
+        result.add("swapped", f"sentences {' and '.join(map(str, sorted(misplaced)))} swapped: heard in the "
                                f"order {', '.join(str(i + 1) for i in by_position)}")
     if truncated:
-        result.problems.append(f"the end is truncated: the last {cut} words "
+        result.add("truncated", f"the end is truncated: the last {cut} words "
                                f"({_quote(' '.join(all_words[-cut:]))}) are missing or cut off")
     return result
