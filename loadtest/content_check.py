@@ -77,6 +77,7 @@ class ContentVerifier:
     skipped_busy: int = 0
     _jobs: collections.deque[tuple[str, bytes, int]] = field(default_factory=collections.deque)
     _results: collections.deque[ContentCheckResult] = field(default_factory=collections.deque)
+    _unreported: collections.deque[ContentCheckResult] = field(default_factory=collections.deque)
     _in_flight: int = 0
     _failure: str | None = None
     _ready: bool = False
@@ -126,6 +127,13 @@ class ContentVerifier:
         deadline = time.monotonic() + timeout_s
         while (self._jobs or self._in_flight) and self._failure is None and time.monotonic() < deadline:
             time.sleep(0.05)
+
+    def take_results(self) -> list[ContentCheckResult]:
+        """The judgements finished since the last call (for a caller that records them elsewhere)."""
+        taken = []
+        while self._unreported:
+            taken.append(self._unreported.popleft())
+        return taken
 
     @property
     def results(self) -> list[ContentCheckResult]:
@@ -187,8 +195,9 @@ class ContentVerifier:
                 header = json.dumps({"text": text, "sample_rate": rate}).encode()
                 _write_all(self._to_worker, _HEADER.pack(len(header), len(pcm)) + header + pcm)
                 answer = self._read_answer()
-                self._results.append(ContentCheckResult(text, answer["heard"], answer["wer"], answer["kinds"],
-                                                        answer["problems"]))
+                result = ContentCheckResult(text, answer["heard"], answer["wer"], answer["kinds"], answer["problems"])
+                self._results.append(result)
+                self._unreported.append(result)
                 self._in_flight = 0
         except (OSError, ValueError, KeyError) as exc:
             if self._failure is None:

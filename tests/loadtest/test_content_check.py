@@ -55,6 +55,7 @@ def test_samples_every_nth_message_and_counts_wrong_audio(verifier: ContentVerif
     assert (verifier.checked, verifier.content_errors) == (2, 1), summary
     assert summary["causes"] == {"dropped": 1} and summary["examples"][0]["heard"], summary
     assert summary["submitted"] == 4 and summary["skipped_busy"] == 0 and summary["worker_failure"] is None
+    assert [r.ok for r in verifier.take_results()] == [True, False] and verifier.take_results() == []
 
 
 @pytest.mark.timeout(180)
