@@ -9,13 +9,15 @@ offline) and name the cause. Thresholds and costs: docs/content.md.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from conformance.context import CaseContext
 from conformance.driver import Reply
-from conformance.hearing import Hearing, ModelUnavailable, Recognizer, hear, recognizer, transcribe_each
-from conformance.hearing.alignment import locate
-from conformance.hearing.text import words
+from conformance.hearing import ModelUnavailable, Recognizer, recognizer, transcribe_each
 from conformance.model import CaseFailed, CaseSkipped, Outcome, case, ok
+
+if TYPE_CHECKING:  # the judgement needs the 'hearing' extra; it is imported once a recognizer loaded
+    from conformance.hearing.alignment import Hearing
 
 # Robotic but correct speech (espeak-ng) comes back with up to about a quarter of the words wrong;
 # speech with every other word wrong comes back near 0.5 and worse (docs/content.md).
@@ -37,17 +39,24 @@ async def _recognizer() -> Recognizer:
 
 
 async def _hear(ears: Recognizer, reply: Reply, sentences: list[str]) -> Hearing:
+    from conformance.hearing.alignment import hear
+
     heard = await asyncio.to_thread(ears.transcribe, bytes(reply.audio), reply.record.sample_rate)
     return hear(sentences, heard)
 
 
 def _misfit(transcript: str, texts: list[str]) -> float:
     """How far a transcript is from the closest of `texts` (share of that text's words wrong)."""
+    from conformance.hearing.alignment import locate
+    from conformance.hearing.text import words
+
     return min(locate(words(t), words(transcript)).error_rate for t in texts)
 
 
 async def _hear_each(ears: Recognizer, replies: list[Reply], texts: list[str], label: str) -> None:
     """Fail naming the first reply whose audio does not say its own text, or says another's."""
+    from conformance.hearing.alignment import hear
+
     clips = [(bytes(r.audio), r.record.sample_rate) for r in replies]
     transcripts = await asyncio.to_thread(transcribe_each, ears, clips)
     for n, (text, transcript) in enumerate(zip(texts, transcripts, strict=True), 1):

@@ -7,13 +7,26 @@ model packages are missing, :func:`unavailable_reason` says how to install them.
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from conformance.hearing.alignment import Hearing, hear
 from conformance.hearing.model_files import INSTALL_HINT, ModelUnavailable
-from conformance.hearing.text import normalize, word_error_rate
+
+if TYPE_CHECKING:
+    from conformance.hearing.alignment import Hearing, hear
+    from conformance.hearing.text import normalize, word_error_rate
+
+# Imported on first use: they need the 'hearing' extra (jiwer, num2words), and importing this package
+# must work without it so that the cases can say how to install it.
+_LAZY = {"Hearing": "alignment", "hear": "alignment", "normalize": "text", "word_error_rate": "text"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"conformance.hearing.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Recognizer(Protocol):
@@ -46,10 +59,13 @@ def recognizer() -> Recognizer:
     with _lock:
         if _recognizer is None and _failure is None:
             try:
+                importlib.import_module("conformance.hearing.alignment")  # jiwer, num2words
                 from conformance.hearing.whisper import WhisperRecognizer
 
                 _recognizer = WhisperRecognizer()
-            except (ModuleNotFoundError, ModelUnavailable) as exc:
+            except ModuleNotFoundError as exc:
+                _failure = exc.msg if INSTALL_HINT in exc.msg else f"{exc.name} is not installed; {INSTALL_HINT}"
+            except ModelUnavailable as exc:
                 _failure = str(exc)
             except (RuntimeError, OSError, ValueError) as exc:  # CTranslate2 refusing a model folder
                 _failure = f"the speech recognizer could not load its model: {exc}"

@@ -3,6 +3,8 @@ one that says the right ones (espeak-ng speech, heard by the offline Whisper bas
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -94,3 +96,22 @@ def test_cases_skip_with_an_install_hint_without_a_recognizer(monkeypatch: pytes
     result = run_case(REGISTRY["content.order.1"], Target(kind="url", base_url="http://127.0.0.1:9"), OPTIONS)
     assert result.verdict is Verdict.SKIPPED
     assert "uv sync --extra hearing" in result.detail and "bidi-tts[hearing]" in result.detail
+
+
+@pytest.mark.timeout(120)
+def test_suite_imports_and_content_cases_skip_without_the_hearing_extra() -> None:
+    """`pip install 'bidi-tts[conformance]'` alone: every other case still runs; content.* says how to install."""
+    script = (
+        "import sys\n"
+        "for m in ('jiwer', 'num2words', 'faster_whisper'): sys.modules[m] = None\n"
+        "from conformance.cases import REGISTRY\n"
+        "from conformance.context import Options\n"
+        "from conformance.runner import run_case\n"
+        "from conformance.targets import Target\n"
+        "r = run_case(REGISTRY['content.order.1'], Target(kind='url', base_url='http://127.0.0.1:9'), Options())\n"
+        "print(r.verdict, r.detail)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=100)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("SKIPPED no speech recognizer: jiwer is not installed"), proc.stdout
+    assert "uv sync --extra hearing" in proc.stdout
