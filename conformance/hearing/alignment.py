@@ -136,8 +136,8 @@ def hear(sentences: Sequence[str], heard: str, others: Mapping[str, str] | None 
     # Truncated: the last sentence starts as expected and its last words are missing.
     truncated = TRUNCATED_MIN_WORDS <= cut < len(expected[-1]) and \
         locate(expected[-1][:-cut], heard_words).error_rate <= MATCH_MAX_ERRORS
-    for number, span in enumerate(result.found, 1):
-        if span is None and not (truncated and number == len(sentences)):
+    for number, where in enumerate(result.found, 1):
+        if where is None and not (truncated and number == len(sentences)):
             result.add("dropped", f"sentence {number} ({_quote(sentences[number - 1])}) dropped: not heard")
     by_position = [i for _, i in sorted((s.start, i) for i, s in enumerate(result.found) if s is not None)]
     misplaced = [i + 1 for i, want in zip(by_position, sorted(by_position), strict=True) if i != want]
