@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.toys import broken
-from tests.toys.good import ServerThread, ToyContainer
+from tests.toys.good import ServerThread
+from tests.toys.speaking import SpeakingToy, espeak_available
 
 ROOT = Path(__file__).resolve().parents[2]
 VERDICTS = {"OK", "NON-STRICT", "FAILED", "INFORMATIONAL", "SKIPPED"}
@@ -30,7 +31,9 @@ def run_suite(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[s
 
 @pytest.fixture(scope="module")
 def good_url() -> Iterator[str]:
-    with ServerThread(ToyContainer().app()) as server:
+    # The toy speaks (espeak-ng) so that the content.* cases hear words; tones would fail them.
+    toy = SpeakingToy() if espeak_available() else pytest.skip("needs espeak-ng (Debian package espeak-ng)")
+    with ServerThread(toy.app()) as server:
         yield server.url
 
 
