@@ -44,7 +44,7 @@ class Calibration:
     # The silence after which a message whose audio stopped counts as ended without synthesis_complete:
     # the full reply timeout, unless the container was seen to send none (then a few gaps' worth).
     end_silence: float | None = None
-    # The same for a one-sentence message, whose audio comes in one burst: a few in-burst gaps' worth.
+    # The same for a message of a few words, whose audio comes in one burst: a few in-burst gaps' worth.
     end_silence_one: float | None = None
 
     def case_timeout(self) -> float:
@@ -56,7 +56,7 @@ class Calibration:
         partial = f"; {self.problem}" if self.problem else ""
         if self.end_silence is not None:
             partial += (f" (a message whose audio stops counts as ended after {self.end_silence:.1f} s, "
-                        f"{self.end_silence_one or self.end_silence:.1f} s for one sentence)")
+                        f"{self.end_silence_one or self.end_silence:.2f} s for a few words)")
         return (f"calibrated: 'Hi.' first audio {self.probe_ttfa_s * 1000:.0f} ms, slowest silence "
                 f"{(self.slowest_silence_s or 0) * 1000:.0f} ms -> silence allowed while a frame is due "
                 f"{self.reply_timeout:.1f} s (x{MARGIN:g} + 0.5 s, floor {FLOOR_S:g}, ceiling {CEILING_S:g}; "

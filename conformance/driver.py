@@ -19,7 +19,6 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bidi_tts.chunker import split_sentences
 from bidi_tts.frames import FrameKind
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import (
@@ -40,6 +39,7 @@ from conformance.focus import judged_by
 from conformance.model import CaseFailed
 
 EVERY_RULE: frozenset[Rule] = frozenset(Rule)
+ONE_BURST_CHARS = 20  # a message this short is one unit of work: its audio comes in one burst
 
 
 @dataclass(slots=True)
@@ -247,10 +247,12 @@ class Conversation:
         return None
 
     async def _wait_end(self, reply: Reply, timeout: float | None) -> str | None:
-        why = await self.pump_until(lambda: reply.answered or reply.record.done, silence=timeout)
+        """Until the answer ends: the silence allowed before its audio starts, then (once audio flows)
+        the end silence, which is shorter for a container seen to send no synthesis_complete."""
+        why = await self.pump_until(lambda: bool(reply.audio) or reply.record.done, silence=timeout)
         if why is None and not reply.record.done:
-            one_sentence = len(split_sentences(reply.record.text)) <= 1
-            silence = timeout if timeout is not None else self.end_silence_one if one_sentence else self.end_silence
+            one_burst = len(reply.record.text) <= ONE_BURST_CHARS
+            silence = timeout if timeout is not None else self.end_silence_one if one_burst else self.end_silence
             why = await self.pump_until(lambda: reply.record.done, silence=silence)
         return why
 
