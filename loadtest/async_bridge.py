@@ -28,7 +28,14 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from bidi_tts.frames import FrameKind
-from bidi_tts.transports.base import Frame, Transport, TransportClosed, TransportError, TransportTimeout
+from bidi_tts.transports.base import (
+    Frame,
+    SyncWaitClosed,
+    Transport,
+    TransportClosed,
+    TransportError,
+    TransportTimeout,
+)
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
@@ -40,6 +47,45 @@ def _gevent_patched() -> bool:
     except ImportError:
         return False
     return bool(monkey.is_module_patched("socket"))
+
+
+class _NativeThreadLoop(asyncio.SelectorEventLoop):
+    """A selector loop whose default executor runs each job on a fresh native thread.
+
+    Under gevent, the stock ThreadPoolExecutor (behind ``asyncio.to_thread`` and ``getaddrinfo``,
+    which the SDK uses to read config files) builds its workers from the patched ``threading``;
+    ``concurrent.futures`` then joins them at interpreter exit through gevent locks and the
+    process hangs after "Shutting down". Jobs here are rare (one per stream at most), so a
+    thread per job is cheap, and nothing is left for the exit hook to join.
+    """
+
+    def __init__(self, selector: Any, start_thread: Callable[..., Any]) -> None:
+        super().__init__(selector)
+        self._start_thread = start_thread
+
+    def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        if executor is not None:
+            return super().run_in_executor(executor, func, *args)
+        future: asyncio.Future[Any] = self.create_future()
+
+        def settle(result: Any, error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+        def job() -> None:
+            try:
+                result = func(*args)
+            except BaseException as exc:  # handed to the awaiting coroutine, not lost
+                self.call_soon_threadsafe(settle, None, exc)
+            else:
+                self.call_soon_threadsafe(settle, result, None)
+
+        self._start_thread(job, ())
+        return future
 
 
 def background_loop() -> asyncio.AbstractEventLoop:
@@ -58,7 +104,7 @@ def background_loop() -> asyncio.AbstractEventLoop:
 
                 selector = selectors.DefaultSelector()
                 start_thread = _thread.start_new_thread
-            loop = asyncio.SelectorEventLoop(selector)
+            loop = _NativeThreadLoop(selector, start_thread)
             start_thread(loop.run_forever, ())
             _loop = loop
     return _loop
@@ -138,7 +184,7 @@ class _Signal:
         return bool(self._event.wait(timeout))
 
 
-class BridgedTransport:
+class BridgedTransport(SyncWaitClosed):
     """A blocking transport (see :class:`loadtest.turn.SyncTransport`) over an async Transport."""
 
     knows_frame_kind = True
@@ -203,14 +249,3 @@ class BridgedTransport:
 
     def close(self, code: int = 1000, reason: str = "") -> None:
         call(self._transport.close(code, reason), timeout=30.0)
-
-    def wait_closed(self, timeout: float) -> TransportClosed:
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TransportTimeout(f"not closed within {timeout} s")
-            try:
-                self.receive(timeout=left)
-            except TransportClosed as closed:
-                return closed
