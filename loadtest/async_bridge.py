@@ -21,7 +21,9 @@ Without gevent (plain scripts) the same class works with ordinary threads.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import collections
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -89,7 +91,11 @@ class _NativeThreadLoop(asyncio.SelectorEventLoop):
 
 
 def background_loop() -> asyncio.AbstractEventLoop:
-    """The process's asyncio loop, running in a native thread (started on first use)."""
+    """The process's asyncio loop, running in a native thread (started on first use).
+
+    At interpreter exit the loop is stopped, its leftover tasks cancelled and the loop closed,
+    so nothing of it runs (or logs) while gevent and logging are being torn down.
+    """
     global _loop
     with _lock:
         if _loop is None:
@@ -98,16 +104,46 @@ def background_loop() -> asyncio.AbstractEventLoop:
 
                 selector = get_original("selectors", "DefaultSelector")()
                 start_thread = get_original("_thread", "start_new_thread")
+                allocate_lock = get_original("_thread", "allocate_lock")
             else:
                 import _thread
                 import selectors
 
                 selector = selectors.DefaultSelector()
                 start_thread = _thread.start_new_thread
+                allocate_lock = _thread.allocate_lock
             loop = _NativeThreadLoop(selector, start_thread)
-            start_thread(loop.run_forever, ())
+            loop.set_exception_handler(_quiet_when_finalizing)
+            finished = allocate_lock()
+            finished.acquire()
+            start_thread(_run_loop, (loop, finished))
+            atexit.register(_stop_loop, loop, finished)
             _loop = loop
     return _loop
+
+
+def _run_loop(loop: asyncio.AbstractEventLoop, finished: Any) -> None:
+    try:
+        loop.run_forever()
+        left = asyncio.all_tasks(loop)
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.wait(left, timeout=2.0))
+        loop.close()
+    finally:
+        finished.release()
+
+
+def _stop_loop(loop: asyncio.AbstractEventLoop, finished: Any) -> None:
+    if not loop.is_closed():
+        loop.call_soon_threadsafe(loop.stop)
+        finished.acquire(True, 5.0)
+
+
+def _quiet_when_finalizing(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    if not sys.is_finalizing():
+        loop.default_exception_handler(context)
 
 
 class _Waiter:
