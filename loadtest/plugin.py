@@ -133,6 +133,8 @@ def _on_quitting(environment: Environment, **_: Any) -> None:
         return
     options = environment.parsed_options
     state = run_state(environment)
+    if state.summary is not None:  # quitting fires again when a signal interrupts the shutdown
+        return
     slo = Slo.from_options(options)
     summary = build_summary(state.recorder, slo)
     if state.sweep is not None:
