@@ -16,7 +16,7 @@ from typing import Any
 
 from locust import events
 from locust.env import Environment
-from locust.runners import MasterRunner, WorkerRunner
+from locust.runners import STATE_RUNNING, STATE_SPAWNING, LocalRunner, MasterRunner, WorkerRunner
 
 from bidi_tts.metrics import LatencyRecorder
 from loadtest.failures import FATAL, FailureLog
@@ -135,6 +135,9 @@ def _on_quitting(environment: Environment, **_: Any) -> None:
     state = run_state(environment)
     if state.summary is not None:  # quitting fires again when a signal interrupts the shutdown
         return
+    runner = environment.runner
+    if isinstance(runner, LocalRunner) and runner.state in (STATE_SPAWNING, STATE_RUNNING):
+        runner.stop()  # SIGTERM or the web UI's quit: stop the users first so cut sessions count
     slo = Slo.from_options(options)
     summary = build_summary(state.recorder, slo)
     if state.sweep is not None:

@@ -154,3 +154,21 @@ def test_bad_option_values_are_one_line(tmp_path: Path) -> None:
     run = run_locust(tmp_path, "--host", "http://127.0.0.1:1", extra=("--tokens-per-second", "0"))
     assert run.code != 0 and "--tokens-per-second: 0 must be a positive number" in run.log
     assert_no_traceback(run)
+
+
+def test_sigterm_mid_run_writes_one_summary_counting_cut_sessions(gateway: GatewayThread, tmp_path: Path) -> None:
+    out = tmp_path / "summary.json"
+    proc = subprocess.Popen(
+        locust_cmd("--headless", "-u", "2", "-r", "2", "--run-time", "60s", "--summary-json", str(out),
+                   "--tokens-per-second", "20", "--only-summary", *sagemaker(gateway)),
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(True))
+    time.sleep(6)  # mid-turn: 20 tokens/s keeps every session busy for seconds
+    stopped = time.monotonic()
+    proc.terminate()
+    log, _ = proc.communicate(timeout=30)
+    assert time.monotonic() - stopped < 15
+    assert len([line for line in log.splitlines() if " sessions (" in line and "completed" in line]) == 1, log
+    summary = json.loads(out.read_text())
+    assert summary["sessions_cut"] >= 1 and summary["failures"] == {}
+    assert summary["sessions"] == summary["sessions_completed"] + summary["sessions_cut"]
+    assert "Traceback" not in log
