@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import collections
+import logging
 import sys
 import threading
 import time
@@ -125,25 +126,29 @@ def background_loop() -> asyncio.AbstractEventLoop:
 def _run_loop(loop: asyncio.AbstractEventLoop, finished: Any) -> None:
     try:
         loop.run_forever()
-        left = asyncio.all_tasks(loop)
-        for task in left:
-            task.cancel()
-        if left:
-            loop.run_until_complete(asyncio.wait(left, timeout=2.0))
-        loop.close()
     finally:
+        # Leftover tasks are not cancelled: cancelling awscrt's pending writes races its native
+        # completion callbacks (which then print InvalidStateError). The process is exiting.
         finished.release()
 
 
 def _stop_loop(loop: asyncio.AbstractEventLoop, finished: Any) -> None:
-    if not loop.is_closed():
+    if loop.is_running():
         loop.call_soon_threadsafe(loop.stop)
         finished.acquire(True, 5.0)
 
 
 def _quiet_when_finalizing(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    if not sys.is_finalizing():
-        loop.default_exception_handler(context)
+    """The default handler, except while the interpreter is finalizing (logging and gevent are
+    half torn down then) and for awscrt's request-body writer failing after the response ended
+    (an edge that answers an error before reading the request; nothing is lost)."""
+    if sys.is_finalizing():
+        return
+    error = context.get("exception")
+    if error is not None and "HTTP_STREAM_HAS_COMPLETED" in f"{getattr(error, 'name', '')} {error}":
+        logging.getLogger(__name__).debug("awscrt: request body write after the response ended: %s", error)
+        return
+    loop.default_exception_handler(context)
 
 
 class _Waiter:

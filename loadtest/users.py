@@ -93,6 +93,10 @@ class TTSUser(User):
                              "messages": 0, "errors": 0, "underruns": 0})
             gevent.sleep(1.0)  # a refused connection must not become a busy loop
             return
+        except gevent.GreenletExit:  # the run ended while the session was opening
+            rec.add_session({"at": time.time(), "outcome": S.CUT, "cause": None, "failure": None,
+                             "messages": 0, "errors": 0, "underruns": 0})
+            raise
         self._fire("connect", (time.perf_counter() - started) * 1000)
         session = ClientSession()
         turns: list[TurnResult] = []
