@@ -61,12 +61,15 @@ def test_live_tab_shows_exact_ttfa_while_the_run_goes() -> None:
                 rows = {r["metric"]: r["value"] for r in tab[0]["data"]} if tab else {}
                 if rows.get("messages", "0") != "0":
                     break
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as page:
+                html = page.read().decode()
         finally:
             proc.terminate()
             proc.wait(timeout=30)
     ttfa = rows["TTFA ms p50 / p90 / p95 / p99 / max"].split(" / ")
     assert 75 <= float(ttfa[0]) < 200, rows  # the injected 80 ms, live, before the run ends
     assert rows["underruns (stall ms)"].startswith("0")
+    assert '"extended_tabs": [{"key": "bidi-tts", "title": "bidi-tts"}]' in html  # the tab on the page
 
 
 def test_live_rows_name_failures_and_broken_slos() -> None:
