@@ -145,3 +145,22 @@ async def test_discarding_a_hung_sdk_stream_can_be_cancelled() -> None:
     task.cancel()
     done, _ = await asyncio.wait({task}, timeout=1.0)  # not after the 2 s + 2 s close timeouts
     assert task in done and task.cancelled()
+
+
+# -- errors before anything is sent -----------------------------------------------------------------
+async def test_an_invalid_region_is_a_config_error_at_once() -> None:
+    from bidi_tts.transports.sagemaker import SageMakerConfigError
+
+    with pytest.raises(SageMakerConfigError, match="region"):
+        await asyncio.wait_for(SageMakerTransport.open(SageMakerTarget("x", region="not a region!"),
+                                                       open_timeout=20), 10)
+
+
+async def test_missing_credentials_are_named_at_once(monkeypatch: pytest.MonkeyPatch, gateway: Any) -> None:
+    from bidi_tts.transports.sagemaker import SageMakerCredentialsError
+
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    target = SageMakerTarget("toy", endpoint_url=gateway.url, ca_file=gateway.ca_file)
+    with pytest.raises(SageMakerCredentialsError, match="no AWS credentials"):
+        await asyncio.wait_for(SageMakerTransport.open(target, open_timeout=20), 10)  # not after open_timeout
