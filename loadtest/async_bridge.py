@@ -21,14 +21,24 @@ Without gevent (plain scripts) the same class works with ordinary threads.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import collections
+import logging
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from bidi_tts.frames import FrameKind
-from bidi_tts.transports.base import Frame, Transport, TransportClosed, TransportError, TransportTimeout
+from bidi_tts.transports.base import (
+    Frame,
+    SyncWaitClosed,
+    Transport,
+    TransportClosed,
+    TransportError,
+    TransportTimeout,
+)
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
@@ -42,8 +52,51 @@ def _gevent_patched() -> bool:
     return bool(monkey.is_module_patched("socket"))
 
 
+class _NativeThreadLoop(asyncio.SelectorEventLoop):
+    """A selector loop whose default executor runs each job on a fresh native thread.
+
+    Under gevent, the stock ThreadPoolExecutor (behind ``asyncio.to_thread`` and ``getaddrinfo``,
+    which the SDK uses to read config files) builds its workers from the patched ``threading``;
+    ``concurrent.futures`` then joins them at interpreter exit through gevent locks and the
+    process hangs after "Shutting down". Jobs here are rare (one per stream at most), so a
+    thread per job is cheap, and nothing is left for the exit hook to join.
+    """
+
+    def __init__(self, selector: Any, start_thread: Callable[..., Any]) -> None:
+        super().__init__(selector)
+        self._start_thread = start_thread
+
+    def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        if executor is not None:
+            return super().run_in_executor(executor, func, *args)
+        future: asyncio.Future[Any] = self.create_future()
+
+        def settle(result: Any, error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+        def job() -> None:
+            try:
+                result = func(*args)
+            except BaseException as exc:  # handed to the awaiting coroutine, not lost
+                self.call_soon_threadsafe(settle, None, exc)
+            else:
+                self.call_soon_threadsafe(settle, result, None)
+
+        self._start_thread(job, ())
+        return future
+
+
 def background_loop() -> asyncio.AbstractEventLoop:
-    """The process's asyncio loop, running in a native thread (started on first use)."""
+    """The process's asyncio loop, running in a native thread (started on first use).
+
+    At interpreter exit the loop is stopped, its leftover tasks cancelled and the loop closed,
+    so nothing of it runs (or logs) while gevent and logging are being torn down.
+    """
     global _loop
     with _lock:
         if _loop is None:
@@ -52,16 +105,50 @@ def background_loop() -> asyncio.AbstractEventLoop:
 
                 selector = get_original("selectors", "DefaultSelector")()
                 start_thread = get_original("_thread", "start_new_thread")
+                allocate_lock = get_original("_thread", "allocate_lock")
             else:
                 import _thread
                 import selectors
 
                 selector = selectors.DefaultSelector()
                 start_thread = _thread.start_new_thread
-            loop = asyncio.SelectorEventLoop(selector)
-            start_thread(loop.run_forever, ())
+                allocate_lock = _thread.allocate_lock
+            loop = _NativeThreadLoop(selector, start_thread)
+            loop.set_exception_handler(_quiet_when_finalizing)
+            finished = allocate_lock()
+            finished.acquire()
+            start_thread(_run_loop, (loop, finished))
+            atexit.register(_stop_loop, loop, finished)
             _loop = loop
     return _loop
+
+
+def _run_loop(loop: asyncio.AbstractEventLoop, finished: Any) -> None:
+    try:
+        loop.run_forever()
+    finally:
+        # Leftover tasks are not cancelled: cancelling awscrt's pending writes races its native
+        # completion callbacks (which then print InvalidStateError). The process is exiting.
+        finished.release()
+
+
+def _stop_loop(loop: asyncio.AbstractEventLoop, finished: Any) -> None:
+    if loop.is_running():
+        loop.call_soon_threadsafe(loop.stop)
+        finished.acquire(True, 5.0)
+
+
+def _quiet_when_finalizing(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The default handler, except while the interpreter is finalizing (logging and gevent are
+    half torn down then) and for awscrt's request-body writer failing after the response ended
+    (an edge that answers an error before reading the request; nothing is lost)."""
+    if sys.is_finalizing():
+        return
+    error = context.get("exception")
+    if error is not None and "HTTP_STREAM_HAS_COMPLETED" in f"{getattr(error, 'name', '')} {error}":
+        logging.getLogger(__name__).debug("awscrt: request body write after the response ended: %s", error)
+        return
+    loop.default_exception_handler(context)
 
 
 class _Waiter:
@@ -138,7 +225,7 @@ class _Signal:
         return bool(self._event.wait(timeout))
 
 
-class BridgedTransport:
+class BridgedTransport(SyncWaitClosed):
     """A blocking transport (see :class:`loadtest.turn.SyncTransport`) over an async Transport."""
 
     knows_frame_kind = True
@@ -203,14 +290,3 @@ class BridgedTransport:
 
     def close(self, code: int = 1000, reason: str = "") -> None:
         call(self._transport.close(code, reason), timeout=30.0)
-
-    def wait_closed(self, timeout: float) -> TransportClosed:
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TransportTimeout(f"not closed within {timeout} s")
-            try:
-                self.receive(timeout=left)
-            except TransportClosed as closed:
-                return closed

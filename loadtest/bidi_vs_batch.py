@@ -7,6 +7,8 @@ is measured from the start of the answer (the LLM's first moment) to the first A
 the same session for both modes, alternating which mode goes first, over several trials.
 
     uv run python -m loadtest.bidi_vs_batch --container-url URL --tokens-per-second N --json OUT
+    uv run python -m loadtest.bidi_vs_batch --endpoint-name NAME [--region R --endpoint-url URL
+        --endpoint-ca ca.pem] --tokens-per-second N --json OUT
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from typing import Any
 
 from bidi_tts.session import ClientSession
 from bidi_tts.transports.base import TransportError
-from bidi_tts.transports.websocket_sync import SyncWebSocketTransport
 from loadtest.corpus import load_answers
-from loadtest.turn import TurnConfig, run_turn
+from loadtest.options import non_negative_float, positive_float, positive_int
+from loadtest.target import add_target_arguments, open_sync_transport, target_problem
+from loadtest.turn import SyncTransport, TurnConfig, run_turn
 
 
-def _turn_ttfa_ms(transport: SyncWebSocketTransport, session: ClientSession, answer: str,
+def _turn_ttfa_ms(transport: SyncTransport, session: ClientSession, answer: str,
                   config: TurnConfig) -> float:
     result = run_turn(transport, session, answer, config)
     if result.failure or result.errors or result.turn_ttfa_s is None:
@@ -33,12 +36,14 @@ def _turn_ttfa_ms(transport: SyncWebSocketTransport, session: ClientSession, ans
     return result.turn_ttfa_s * 1000
 
 
-def run_trials(url: str, *, tokens_per_second: float, first_token_ms: float, trials: int,
+def run_trials(target: str | Any, *, tokens_per_second: float, first_token_ms: float, trials: int,
                voice: str = "af_heart", timeout_s: float = 120.0) -> dict[str, Any]:
-    """Run the experiment; the JSON-able result."""
+    """Run the experiment; the JSON-able result. `target` is a container URL or parsed options
+    naming one (``container_url``) or a SageMaker endpoint (``endpoint_name``, ...)."""
+    options = argparse.Namespace(container_url=target, endpoint_name=None) if isinstance(target, str) else target
     answers = load_answers()
     rows: list[dict[str, Any]] = []
-    transport = SyncWebSocketTransport.open(url)
+    transport = open_sync_transport(options, options.container_url)
     session = ClientSession()
     try:
         for i in range(trials):
@@ -53,16 +58,17 @@ def run_trials(url: str, *, tokens_per_second: float, first_token_ms: float, tri
             row["ratio"] = row["ttfa_batch_ms"] / row["ttfa_bidi_ms"]
             rows.append(row)
         transport.send(session.close())
-        transport.wait_closed(10.0)
+        transport.wait_closed(10.0)  # type: ignore[attr-defined]
     finally:
         try:
-            transport.close()
+            transport.close()  # type: ignore[attr-defined]
         except TransportError:
             pass
     bidi = statistics.median(r["ttfa_bidi_ms"] for r in rows)
     batch = statistics.median(r["ttfa_batch_ms"] for r in rows)
     return {
-        "container_url": url,
+        "container_url": options.container_url,
+        "endpoint_name": options.endpoint_name,
         "tokens_per_second": tokens_per_second,
         "first_token_ms": first_token_ms,
         "ttfa_bidi_ms": bidi,
@@ -73,17 +79,32 @@ def run_trials(url: str, *, tokens_per_second: float, first_token_ms: float, tri
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--container-url", required=True)
-    parser.add_argument("--tokens-per-second", type=float, default=40.0)
-    parser.add_argument("--first-token-ms", type=float, default=200.0)
-    parser.add_argument("--trials", type=int, default=6)
-    parser.add_argument("--voice", default="af_heart")
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m loadtest.bidi_vs_batch", description=__doc__.splitlines()[0])
+    target = parser.add_argument_group("target (one of --container-url, --endpoint-name)")
+    target.add_argument("--container-url", default=None, help="container base URL, e.g. http://127.0.0.1:8080")
+    add_target_arguments(target)
+    parser.add_argument("--tokens-per-second", type=positive_float, default=40.0,
+                        help="simulated LLM token rate (default 40)")
+    parser.add_argument("--first-token-ms", type=non_negative_float, default=200.0,
+                        help="simulated LLM delay before its first token (default 200)")
+    parser.add_argument("--trials", type=positive_int, default=6,
+                        help="answers tried, each in both modes, alternating which goes first (default 6)")
+    parser.add_argument("--voice", default="af_heart", help="voice of every message (default af_heart)")
     parser.add_argument("--json", default=None, help="write the result here")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if args.container_url and args.endpoint_name:
+        parser.error("give --container-url or --endpoint-name, not both")
+    problem = target_problem(args, args.container_url)
+    if problem is not None:
+        parser.error(problem.replace("--host http://HOST:PORT", "--container-url http://HOST:PORT"))
     try:
-        out = run_trials(args.container_url, tokens_per_second=args.tokens_per_second,
+        out = run_trials(args, tokens_per_second=args.tokens_per_second,
                          first_token_ms=args.first_token_ms, trials=args.trials, voice=args.voice)
     except (TransportError, RuntimeError) as exc:
         print(f"bidi_vs_batch: {exc}", file=sys.stderr)

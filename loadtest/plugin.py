@@ -16,12 +16,14 @@ from typing import Any
 
 from locust import events
 from locust.env import Environment
-from locust.runners import MasterRunner, WorkerRunner
+from locust.runners import STATE_RUNNING, STATE_SPAWNING, LocalRunner, MasterRunner, WorkerRunner
 
 from bidi_tts.metrics import LatencyRecorder
+from loadtest.failures import FATAL, FailureLog
 from loadtest.options import add_arguments
 from loadtest.slo import Slo
 from loadtest.summary import build_summary, write_summary
+from loadtest.target import target_problem
 
 RECORDS_MESSAGE = "bidi_tts_records"
 REPORT_KEY = "bidi_tts"
@@ -37,6 +39,9 @@ class RunState:
     wav_written: int = 0
     sweep: Any = None  # the CapacitySweepShape when --shape sweep runs here
     summary: dict[str, Any] | None = None
+    sessions_started: int = 0
+    failures: FailureLog = field(default_factory=FailureLog)
+    stopping: bool = False  # a fatal cause asked the runner to quit
 
     def take_wav_slot(self) -> bool:
         if self.wav_budget > 0:
@@ -76,6 +81,23 @@ def _on_init(environment: Environment, runner: Any = None, **_: Any) -> None:
             shape.runner = runner
     if options is not None:
         state.wav_budget = options.wav_dumps
+    if options is not None and not isinstance(runner, WorkerRunner):
+        problem = target_problem(options, environment.host)
+        # Without --headless the host may still come from the web UI's form.
+        if problem is not None and (options.headless or environment.host or options.endpoint_name):
+            raise SystemExit(f"error: {problem}")
+    @environment.events.test_start.add_listener
+    def _reset(**_: Any) -> None:  # a new test from the web UI after a fatal cause stopped the last one
+        state.stopping = False
+
+    if environment.web_ui is not None:
+        from loadtest.live import install_web_ui
+
+        install_web_ui(environment, lambda: _live_summary(environment))
+
+
+def _live_summary(environment: Environment) -> dict[str, Any]:
+    return build_summary(run_state(environment).recorder, Slo.from_options(environment.parsed_options))
 
 
 def _wire_worker(environment: Environment, runner: WorkerRunner, state: RunState) -> None:
@@ -111,6 +133,11 @@ def _on_quitting(environment: Environment, **_: Any) -> None:
         return
     options = environment.parsed_options
     state = run_state(environment)
+    if state.summary is not None:  # quitting fires again when a signal interrupts the shutdown
+        return
+    runner = environment.runner
+    if isinstance(runner, LocalRunner) and runner.state in (STATE_SPAWNING, STATE_RUNNING):
+        runner.stop()  # SIGTERM or the web UI's quit: stop the users first so cut sessions count
     slo = Slo.from_options(options)
     summary = build_summary(state.recorder, slo)
     if state.sweep is not None:
@@ -127,6 +154,8 @@ def _on_quitting(environment: Environment, **_: Any) -> None:
         environment.process_exit_code = 0 if summary["capacity"]["holds_sessions"] else 1
     elif slo.any_set:
         environment.process_exit_code = 0 if summary["slo_passed"] else 1
+    if state.stopping or FATAL & summary["failures"].keys():
+        environment.process_exit_code = 1
 
 
 def _print(summary: dict[str, Any]) -> None:
@@ -136,11 +165,17 @@ def _print(summary: dict[str, Any]) -> None:
         return "-" if v is None else f"{v:.1f}"
 
     log.info(
-        "bidi-tts: %d sessions, %d messages, %d errors, %d underruns; TTFA ms p50 %s p95 %s p99 %s max %s; "
-        "complete ms p95 %s; goodput %s",
-        summary["sessions"], summary["messages"], summary["errors"], summary["underruns"],
+        "bidi-tts: %d sessions (%d completed, %d failed, %d cut), %d messages, %d errors, %d underruns; "
+        "TTFA ms p50 %s p95 %s p99 %s max %s; complete ms p95 %s; goodput %s",
+        summary["sessions"], summary["sessions_completed"], summary["sessions_failed"], summary["sessions_cut"],
+        summary["messages"], summary["errors"], summary["underruns"],
         f(t["p50"]), f(t["p95"]), f(t["p99"]), f(t["max"]), f(c["p95"]), summary["goodput"],
     )
+    if summary["sessions_cut"]:
+        log.info("bidi-tts: %d sessions were still running when the run ended (counted as cut, not failed)",
+                 summary["sessions_cut"])
+    for cause, count in summary["failures"].items():
+        log.error("bidi-tts: %d sessions failed: %s", count, cause)
     if summary["slo_broken"]:
         log.error("bidi-tts SLO broken: %s", "; ".join(summary["slo_broken"]))
     elif any(v is not None for v in summary["slo"].values()):

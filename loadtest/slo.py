@@ -7,6 +7,35 @@ from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
+class SloOption:
+    """One ``--slo-*`` option: the Slo field it sets, its type and its help."""
+
+    field: str
+    type: type
+    help: str
+
+    @property
+    def flag(self) -> str:
+        return "--slo-" + self.field.replace("_", "-")
+
+    @property
+    def dest(self) -> str:
+        return "slo_" + self.field
+
+
+#: Every SLO option, in one place (the parser and Slo.from_options both read it).
+SLO_OPTIONS: tuple[SloOption, ...] = (
+    SloOption("ttfa_p95_ms", float, "largest p95 time to first audio, ms"),
+    SloOption("ttfa_p99_ms", float, "largest p99 time to first audio, ms"),
+    SloOption("complete_p95_ms", float, "largest p95 time to synthesis_complete, ms"),
+    SloOption("error_rate", float, "largest failed/attempted (messages and sessions), 0..1; without it "
+              "any failed session breaks the gate"),
+    SloOption("underruns", int, "most playback underruns allowed (run and each session)"),
+    SloOption("goodput", float, "least share of sessions meeting every SLO, 0..1"),
+)
+
+
+@dataclass(frozen=True, slots=True)
 class Slo:
     """Limits from the ``--slo-*`` options; None means "not part of the gate"."""
 
@@ -19,14 +48,7 @@ class Slo:
 
     @classmethod
     def from_options(cls, options: Any) -> Slo:
-        return cls(
-            ttfa_p95_ms=getattr(options, "slo_ttfa_p95_ms", None),
-            ttfa_p99_ms=getattr(options, "slo_ttfa_p99_ms", None),
-            complete_p95_ms=getattr(options, "slo_complete_p95_ms", None),
-            error_rate=getattr(options, "slo_error_rate", None),
-            underruns=getattr(options, "slo_underruns", None),
-            goodput=getattr(options, "slo_goodput", None),
-        )
+        return cls(**{o.field: getattr(options, o.dest, None) for o in SLO_OPTIONS})
 
     @property
     def any_set(self) -> bool:
@@ -56,7 +78,9 @@ class Slo:
         if not self.any_set:
             return out
         if not summary.get("messages"):
-            return ["no message was measured"]
+            failed = f" ({summary['sessions_failed']} sessions failed: {_causes(summary)})" \
+                if summary.get("sessions_failed") else ""
+            return ["no message was measured" + failed]
 
         def over(limit: float | None, value: float | None, label: str) -> None:
             if limit is None:
@@ -71,6 +95,9 @@ class Slo:
         over(self.complete_p95_ms, summary["complete_ms"]["p95"], "p95 complete ms")
         if self.error_rate is not None and summary["error_rate"] > self.error_rate:
             out.append(f"error rate {summary['error_rate']:.4f} > {self.error_rate:g}")
+        elif self.error_rate is None and summary.get("sessions_failed"):
+            out.append(f"{summary['sessions_failed']} sessions failed ({_causes(summary)}); "
+                       "allow some with --slo-error-rate")
         if self.underruns is not None and summary["underruns"] > self.underruns:
             out.append(f"underruns {summary['underruns']} > {self.underruns}")
         if self.goodput is not None:
@@ -78,3 +105,7 @@ class Slo:
             if goodput is None or goodput < self.goodput:
                 out.append(f"goodput {goodput} < {self.goodput:g}")
         return out
+
+
+def _causes(summary: dict[str, Any]) -> str:
+    return ", ".join(f"{cause} {n}" for cause, n in sorted(summary.get("failures", {}).items()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,12 @@ TTFA, TTFA_FROM_SEND, COMPLETE, GAP = "ttfa_ms", "ttfa_from_send_ms", "complete_
 TURN_TTFA = "turn_ttfa_ms"
 RTF, UNDERRUNS, STALL, MESSAGE_OK, SESSION_FAIL, VIOLATIONS = (
     "rtf", "underruns", "stall_ms", "message_ok", "session_failure", "violations")
+
+#: Sums over the run that the summary reports under the key, from the recorder series of the value.
+COUNTERS: dict[str, str] = {"underruns": UNDERRUNS, "violations": VIOLATIONS}
+
+#: Session outcomes, as users record them in each session's "outcome".
+COMPLETED, FAILED, CUT = "completed", "failed", "cut"
 
 DEFINITIONS = {
     "percentiles": "exact, every sample kept; linear interpolation as numpy.percentile's default",
@@ -28,7 +35,10 @@ DEFINITIONS = {
     "rtf": "complete time per second of audio received",
     "errors": "failed messages (error frame, timeout, stream closed) plus sessions that failed outside "
               "a message",
-    "goodput": "share of finished sessions meeting every per-session SLO",
+    "goodput": "share of completed and failed sessions meeting every per-session SLO (cut ones excluded)",
+    "sessions": "sessions started that ended during the run: completed + failed + cut",
+    "sessions_cut": "sessions still running when the run ended (stopped, not failed)",
+    "failures": "failed sessions by cause: credentials, region, bad target, refused, stream error, timeout",
 }
 
 
@@ -48,15 +58,22 @@ def build_summary(
     lo = float("-inf") if since is None else since
     hi = float("inf") if until is None else until
     sessions = [s for s in recorder.sessions if lo <= s.get("at", 0.0) < hi]
-    good = sum(1 for s in sessions if slo.session_ok(s))
+    outcomes = Counter(s.get("outcome", COMPLETED if not s.get("failure") else FAILED) for s in sessions)
+    judged = [s for s in sessions if s.get("outcome") != CUT]
+    good = sum(1 for s in judged if slo.session_ok(s))
+    failures = Counter(s.get("cause") or "stream error" for s in sessions
+                       if s.get("outcome", FAILED if s.get("failure") else COMPLETED) == FAILED)
     summary: dict[str, Any] = {
         "sessions": len(sessions),
+        "sessions_completed": outcomes[COMPLETED],
+        "sessions_failed": outcomes[FAILED],
+        "sessions_cut": outcomes[CUT],
+        "failures": dict(sorted(failures.items())),
         "messages": len(oks),
         "errors": errors,
         "error_rate": errors / attempted if attempted else 0.0,
-        "underruns": int(recorder.total(UNDERRUNS, **w)),
+        **{key: int(recorder.total(series, **w)) for key, series in COUNTERS.items()},
         "underrun_stall_ms": recorder.total(STALL, **w),
-        "violations": int(recorder.total(VIOLATIONS, **w)),
         "ttfa_ms": stats(TTFA),
         "ttfa_from_send_ms": stats(TTFA_FROM_SEND),
         "turn_ttfa_ms": stats(TURN_TTFA),
@@ -64,7 +81,7 @@ def build_summary(
         "gap_ms": stats(GAP),
         "rtf": stats(RTF),
         "sessions_meeting_slo": good,
-        "goodput": good / len(sessions) if sessions else None,
+        "goodput": good / len(judged) if judged else None,
     }
     broken = slo.broken(summary)
     summary["slo"] = slo.as_dict()

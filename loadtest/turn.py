@@ -73,7 +73,7 @@ class TurnResult:
     metrics: list[MessageMetrics] = field(default_factory=list)
     violations: list[ProtocolViolation] = field(default_factory=list)
     failure: str | None = None  # a stable word: "timeout", "closed"
-    audio: bytearray = field(default_factory=bytearray)
+    audio: dict[str, bytearray] = field(default_factory=dict)  # request_id -> PCM, with keep_audio
 
     @property
     def first_audio_at(self) -> float | None:
@@ -184,7 +184,7 @@ def run_turn(
             last_progress = frame.received_at
             for event in session.receive_frame(frame):
                 if isinstance(event, AudioReceived) and config.keep_audio:
-                    result.audio += event.pcm
+                    result.audio.setdefault(event.request_id or "", bytearray()).extend(event.pcm)
                 elif isinstance(event, (SynthesisCompleted, ErrorReceived)):
                     for record in result.records:  # in send order, which is finishing order (TTS-ORDER)
                         if record.done and record.request_id not in reported:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import time
@@ -17,10 +18,13 @@ from bidi_tts.session import ClientSession, MessageRecord
 from bidi_tts.transports.base import ConnectError, TransportError
 from loadtest import summary as S
 from loadtest.corpus import load_answers
+from loadtest.failures import FATAL, STREAM_ERROR, TIMEOUT, cause_of
 from loadtest.plugin import run_state
+from loadtest.target import open_sync_transport
 from loadtest.turn import TurnConfig, TurnResult, run_turn
 
 REQUEST_TYPE = "TTS"
+log = logging.getLogger("loadtest")
 
 
 class MessageFailed(Exception):
@@ -29,21 +33,6 @@ class MessageFailed(Exception):
 
 class SessionFailed(Exception):
     """A session could not be opened, or ended outside a message."""
-
-
-def _open_transport(options: Any, host: str | None) -> Any:
-    if getattr(options, "endpoint_name", None):
-        from bidi_tts.transports.sagemaker import SageMakerTarget, SageMakerTransport
-        from loadtest.async_bridge import BridgedTransport
-
-        target = SageMakerTarget(options.endpoint_name, options.region, options.endpoint_url,
-                                 options.endpoint_ca)
-        return BridgedTransport.open(lambda: SageMakerTransport.open(target))
-    if not host:
-        raise SessionFailed("give --host (a container URL) or --endpoint-name")
-    from bidi_tts.transports.websocket_sync import SyncWebSocketTransport
-
-    return SyncWebSocketTransport.open(host)
 
 
 class TTSUser(User):
@@ -92,17 +81,26 @@ class TTSUser(User):
     def conversation(self) -> None:
         rec = self.state.recorder
         started_wall, started = time.time(), time.perf_counter()
+        self.state.sessions_started += 1
+        session_id = f"{os.getpid()}-{self.state.sessions_started}"
         try:
-            transport = _open_transport(self.opts, self.host)
-        except (ConnectError, SessionFailed) as exc:
-            rec.add(S.SESSION_FAIL, 1.0, time.time())
+            transport = open_sync_transport(self.opts, self.host)
+        except (ConnectError, ValueError) as exc:
             self._fire("connect", (time.perf_counter() - started) * 1000, 0, SessionFailed(str(exc)))
+            rec.add(S.SESSION_FAIL, 1.0, time.time())
+            self._session_failed(cause_of(exc), str(exc))
+            rec.add_session({"at": time.time(), "outcome": S.FAILED, "cause": cause_of(exc), "failure": str(exc),
+                             "messages": 0, "errors": 0, "underruns": 0})
             gevent.sleep(1.0)  # a refused connection must not become a busy loop
             return
+        except gevent.GreenletExit:  # the run ended while the session was opening
+            rec.add_session({"at": time.time(), "outcome": S.CUT, "cause": None, "failure": None,
+                             "messages": 0, "errors": 0, "underruns": 0})
+            raise
         self._fire("connect", (time.perf_counter() - started) * 1000)
         session = ClientSession()
         turns: list[TurnResult] = []
-        failure: str | None = None
+        failure: tuple[str, str] | None = None  # (cause, detail)
         try:
             for index in range(self.opts.turns_per_session):
                 if index:
@@ -114,27 +112,41 @@ class TTSUser(User):
                 if result.turn_ttfa_s is not None:
                     rec.add(S.TURN_TTFA, result.turn_ttfa_s * 1000, time.time())
                 if result.audio:
-                    self._dump_wav(result)
+                    self._dump_wav(session_id, session, result)
                 if result.failure:
-                    failure = result.failure
+                    failure = (TIMEOUT if result.failure == "timeout" else STREAM_ERROR,
+                               f"message {result.failure}")
                     break
             if failure is None:
                 transport.send(session.close())
                 closed = transport.wait_closed(timeout=10.0)
                 if closed.code != 1000:
-                    failure = f"close code {closed.code}"
+                    failure = (STREAM_ERROR, f"closed with code {closed.code} {closed.reason!r}")
         except TransportError as exc:
-            failure = type(exc).__name__
+            failure = (cause_of(exc), str(exc))
         except gevent.GreenletExit:
             _abort(transport)  # stopped by Locust: no blocking close handshake
+            self._record_session(started_wall, started, turns, session, None, cut=True)
             raise
         finally:
             if failure is not None:
                 _abort(transport)
+        if failure is not None:
+            self._session_failed(*failure)
         self._record_session(started_wall, started, turns, session, failure)
 
+    def _session_failed(self, cause: str, detail: str) -> None:
+        self.state.failures.note(cause, detail)
+        if cause in FATAL and not self.state.stopping:
+            self.state.stopping = True
+            log.error("bidi-tts: stopping the run: '%s' will fail every session (%s)", cause, detail)
+            self.environment.process_exit_code = 1
+            runner = self.environment.runner
+            if runner is not None:  # headless: end the run; web UI: stop the test, keep the UI
+                gevent.spawn(runner.quit if self.opts.headless else runner.stop)
+
     def _record_session(self, started_wall: float, started: float, turns: list[TurnResult],
-                        session: ClientSession, failure: str | None) -> None:
+                        session: ClientSession, failure: tuple[str, str] | None, *, cut: bool = False) -> None:
         from bidi_tts.metrics import percentile
 
         metrics = [m for t in turns for m in t.metrics]
@@ -150,9 +162,11 @@ class TTSUser(User):
             rec.add(S.VIOLATIONS, violations, now)
         rec.add_session({
             "at": now,
+            "outcome": S.CUT if cut else S.FAILED if failure else S.COMPLETED,
+            "cause": failure[0] if failure else None,
+            "failure": failure[1] if failure else None,
             "messages": len(metrics),
             "errors": errors,
-            "failure": failure,
             "underruns": sum(m.underruns.count for m in metrics),
             "ttfa_p95_ms": percentile(ttfa, 95) if ttfa else None,
             "ttfa_p99_ms": percentile(ttfa, 99) if ttfa else None,
@@ -160,20 +174,27 @@ class TTSUser(User):
         })
         if turns and turns[0].records:
             rec.add_trace(_trace(started, turns))
-        self._fire("session", (time.perf_counter() - started) * 1000, 0,
-                   SessionFailed(failure) if failure else None)
+        if not cut:
+            self._fire("session", (time.perf_counter() - started) * 1000, 0,
+                       SessionFailed(f"{failure[0]}: {failure[1]}") if failure else None)
 
-    def _dump_wav(self, result: TurnResult) -> None:
+    def _dump_wav(self, session_id: str, session: ClientSession, result: TurnResult) -> None:
+        """One WAV per message, named by session and message, with the message's text beside it."""
         folder = Path(self.opts.report_dir or ".") / "wav"
         folder.mkdir(parents=True, exist_ok=True)
-        rate = result.records[0].sample_rate if result.records else 24_000
-        path = folder / f"turn-{os.getpid()}-{self.state.wav_written}.wav"
-        with wave.open(str(path), "wb") as w:
-            w.setnchannels(1)
-            w.setsampwidth(2)
-            w.setframerate(rate)
-            w.writeframes(bytes(result.audio))
-        self.state.wav_written += 1
+        numbers = {request_id: n for n, request_id in enumerate(session.records, start=1)}
+        for record in result.records:
+            pcm = result.audio.get(record.request_id)
+            if not pcm:
+                continue
+            stem = f"session-{session_id}-message-{numbers[record.request_id]}"
+            with wave.open(str(folder / f"{stem}.wav"), "wb") as w:
+                w.setnchannels(1)
+                w.setsampwidth(2)
+                w.setframerate(record.sample_rate)
+                w.writeframes(bytes(pcm))
+            (folder / f"{stem}.txt").write_text(record.text + "\n", encoding="utf-8")
+            self.state.wav_written += 1
 
 
 def _abort(transport: Any) -> None:

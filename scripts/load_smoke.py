@@ -17,15 +17,21 @@ import sys
 from pathlib import Path
 
 from conformance.targets import ProcessTarget
+from loadtest.options import positive_int
+from loadtest.target import container_url_problem
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--container-url", help="a running container (default: start the reference container)")
-    parser.add_argument("--users", type=int, default=2)
-    parser.add_argument("--run-time", default="20s")
-    parser.add_argument("--report-dir", type=Path, default=Path("reports/load-smoke"))
+    parser.add_argument("--container-url", help="a running container, e.g. http://127.0.0.1:8080 "
+                        "(default: start the reference container)")
+    parser.add_argument("--users", type=positive_int, default=2, help="concurrent sessions (default 2)")
+    parser.add_argument("--run-time", default="20s", help="Locust --run-time (default 20s)")
+    parser.add_argument("--report-dir", type=Path, default=Path("reports/load-smoke"),
+                        help="summary, plots and the container log go here (default reports/load-smoke)")
     args = parser.parse_args()
+    if args.container_url is not None and (problem := container_url_problem(args.container_url)):
+        parser.error(problem)
 
     args.report_dir.mkdir(parents=True, exist_ok=True)
     summary_path = args.report_dir / "summary.json"
@@ -50,7 +56,8 @@ def main() -> int:
         return 1
     summary = json.loads(summary_path.read_text())
     print("load-smoke: " + json.dumps({k: summary.get(k) for k in
-                                       ("sessions", "messages", "errors", "underruns", "ttfa_ms")}))
+                                       ("sessions", "sessions_failed", "failures", "messages", "errors",
+                                        "underruns", "ttfa_ms")}))
     problems = []
     if not summary.get("messages"):
         problems.append("no message was measured")

@@ -10,7 +10,17 @@ import tempfile
 from pathlib import Path
 
 from bidi_tts.gateway.config import Faults, GatewayConfig
-from bidi_tts.gateway.server import Gateway
+from bidi_tts.gateway.server import Gateway, ListenError
+
+
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {value!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0..65535; 0 picks a free one)")
+    return port
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--upstream", required=True, help="container base URL, e.g. http://127.0.0.1:8080")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8443, help="port to listen on; 0 picks a free one "
+    parser.add_argument("--port", type=_port, default=8443, help="port to listen on; 0 picks a free one "
                         "(default 8443)")
     parser.add_argument("--cert-dir", type=Path, default=None, help="where to write the throwaway CA as "
                         "ca.pem (default: a new temporary directory)")
@@ -94,8 +104,12 @@ def main(argv: list[str] | None = None) -> None:
             config.upstream_ws_base()
         except ValueError as exc:
             raise SystemExit(f"error: {exc}") from None
-        with contextlib.suppress(KeyboardInterrupt):
+        try:
             asyncio.run(_serve(config))
+        except KeyboardInterrupt:
+            pass
+        except ListenError as exc:
+            raise SystemExit(f"error: {exc}") from None
 
 
 if __name__ == "__main__":

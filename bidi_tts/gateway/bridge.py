@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -33,6 +32,7 @@ from bidi_tts.gateway import codec
 from bidi_tts.gateway.config import GatewayConfig
 from bidi_tts.gateway.connection import H2ServerConnection, StreamGone
 from bidi_tts.protocol import INVOCATION_PATH_HEADER, QUERY_STRING_HEADER, WS_PATH
+from bidi_tts.transports._aio import cancel_and_wait
 
 if TYPE_CHECKING:
     from bidi_tts.gateway.server import Gateway
@@ -182,9 +182,7 @@ class StreamBridge:
         try:
             await self._downlink(self._ws)
         finally:
-            uplink.cancel()
-            with contextlib.suppress(BaseException):
-                await uplink
+            await cancel_and_wait(uplink)
         await self._await_request_end()
         self._conn.end_stream(self._sid)
 
@@ -197,9 +195,8 @@ class StreamBridge:
                 await self._request_ended.wait()
 
     async def _uplink(self, ws: ClientConnection) -> None:
-        """Client events to container frames."""
-        fragments: asyncio.Queue[bytes | None] | None = None
-        sending: asyncio.Task[None] | None = None
+        """Client events to container frames: exactly one WebSocket frame per PayloadPart."""
+        in_message = False  # a PARTIAL part opened a fragmented message that is not finished
         latency = self._config.faults.latency_s
         try:
             while True:
@@ -217,27 +214,12 @@ class StreamBridge:
                     return
                 if latency:
                     await asyncio.sleep(latency)
-                text = item.kind is FrameKind.TEXT
-                if sending is None and item.partial:
-                    fragments = asyncio.Queue()
-                    fragments.put_nowait(item.data)
-                    sending = asyncio.create_task(ws.send(_drain(fragments), text=text))
-                    self._record(item.kind.value, False, item.data)
-                elif sending is not None and fragments is not None:
-                    fragments.put_nowait(item.data)
-                    self._record("continuation", not item.partial, item.data)
-                    if not item.partial:
-                        fragments.put_nowait(None)
-                        await sending
-                        sending = fragments = None
-                else:
-                    await ws.send(item.data, text=text)
-                    self._record(item.kind.value, True, item.data)
+                opcode = "continuation" if in_message else item.kind.value
+                await _send_frame(ws, opcode, item.data, fin=not item.partial)
+                self._record(opcode, not item.partial, item.data)
+                in_message = item.partial
         except ConnectionClosed:
             return  # the downlink reports the close
-        finally:
-            if sending is not None:
-                sending.cancel()
 
     async def _downlink(self, ws: ClientConnection) -> None:
         """Container frames to response events; the container's close to a ModelStreamError."""
@@ -281,9 +263,16 @@ class StreamBridge:
         logger.debug("stream %d: to container opcode=%s fin=%s bytes=%d", self._sid, opcode, fin, len(data))
 
 
-async def _drain(fragments: asyncio.Queue[bytes | None]) -> AsyncIterator[bytes]:
-    while (fragment := await fragments.get()) is not None:
-        yield fragment
+async def _send_frame(ws: ClientConnection, opcode: str, data: bytes, *, fin: bool) -> None:
+    """Write one data frame. ``ws.send(iterator)`` would end a fragmented message with an extra
+    empty FIN frame, so the frames are written through the connection's protocol directly."""
+    async with ws.send_context():
+        if opcode == "continuation":
+            ws.protocol.send_continuation(data, fin=fin)
+        elif opcode == "text":
+            ws.protocol.send_text(data, fin=fin)
+        else:
+            ws.protocol.send_binary(data, fin=fin)
 
 
 def _injected_rejection(status: int) -> codec.OperationError:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
+import socket
 import threading
 from pathlib import Path
 
@@ -14,6 +16,31 @@ from bidi_tts.gateway.connection import H2ServerConnection, StreamHandler
 from bidi_tts.gateway.tls import server_tls_context
 
 logger = logging.getLogger("bidi_tts.gateway")
+
+
+class ListenError(OSError):
+    """The stand-in cannot listen on the address it was given (in use, not local, no permission)."""
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A bound, listening TCP socket for `host`:`port`, or :class:`ListenError` saying why not."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        reason = "the port is in use (pick another --port, or 0 for a free one)" \
+            if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
+        raise ListenError(f"cannot listen on {host}:{port}: {reason}") from None
+    sock.setblocking(False)
+    return sock
 
 
 class Gateway:
@@ -42,10 +69,14 @@ class Gateway:
         return f"https://{'[' + host + ']' if ':' in host else host}:{self.port}"
 
     async def start(self) -> None:
-        context, self.ca_file = server_tls_context(self.config.cert_dir)
-        self._server = await asyncio.start_server(
-            self._accept, self.config.host, self.config.port, ssl=context
-        )
+        """Listen; raises :class:`ListenError` (before writing ``ca.pem``) when the port is taken."""
+        sock = listening_socket(self.config.host, self.config.port)
+        try:
+            context, self.ca_file = server_tls_context(self.config.cert_dir)
+            self._server = await asyncio.start_server(self._accept, sock=sock, ssl=context)
+        except BaseException:
+            sock.close()
+            raise
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         ssl_object = writer.get_extra_info("ssl_object")

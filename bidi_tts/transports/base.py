@@ -7,6 +7,7 @@ InvokeEndpointWithBidirectionalStream (:mod:`bidi_tts.transports.sagemaker`).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,44 @@ class ConnectError(TransportError):
         super().__init__(message)
 
 
+class AsyncWaitClosed:
+    """``wait_closed`` for an asyncio transport, written once for every implementation."""
+
+    async def receive(self, timeout: float | None = None) -> Frame:  # pragma: no cover - provided by the transport
+        raise NotImplementedError
+
+    async def wait_closed(self, timeout: float | None = None) -> TransportClosed:
+        """Wait until the stream ends (frames arriving meanwhile are dropped); TransportTimeout
+        after `timeout` seconds."""
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    await self.receive()
+        except TransportClosed as closed:
+            return closed
+        except TimeoutError:
+            raise TransportTimeout(f"not closed within {timeout} s") from None
+
+
+class SyncWaitClosed:
+    """``wait_closed`` for a blocking transport (the sync WebSocket, the gevent bridge)."""
+
+    def receive(self, timeout: float | None = None) -> Frame:  # pragma: no cover - provided by the transport
+        raise NotImplementedError
+
+    def wait_closed(self, timeout: float) -> TransportClosed:
+        """Drain frames until the stream ends, or TransportTimeout after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TransportTimeout(f"not closed within {timeout} s")
+            try:
+                self.receive(timeout=left)
+            except TransportClosed as closed:
+                return closed
+
+
 @runtime_checkable
 class Transport(Protocol):
     """An open bidirectional stream to one container session."""
@@ -74,6 +113,9 @@ class Transport(Protocol):
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
         """Close from the client side (idempotent)."""
+
+    async def wait_closed(self, timeout: float | None = None) -> TransportClosed:
+        """Wait until the stream ends (see :class:`AsyncWaitClosed`, which implements it once)."""
 
     @property
     def close_code(self) -> int | None:

@@ -36,7 +36,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from bidi_tts.frames import FrameKind
-from bidi_tts.transports.base import ConnectError, Frame, TransportClosed, TransportError, TransportTimeout
+from bidi_tts.transports._aio import cancel_and_wait, settle
+from bidi_tts.transports.base import (
+    AsyncWaitClosed,
+    ConnectError,
+    Frame,
+    TransportClosed,
+    TransportError,
+    TransportTimeout,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +106,14 @@ class SageMakerInternalError(SageMakerOperationError):
     """500 InternalServerError (or any other unexpected operation error)."""
 
     error_type = "InternalServerError"
+
+
+class SageMakerCredentialsError(ConnectError):
+    """No AWS credentials could be resolved (environment, shared files, roles): nothing was sent."""
+
+
+class SageMakerConfigError(ConnectError):
+    """The SDK rejected its configuration before sending anything (a missing or invalid region)."""
 
 
 class ModelStreamClosed(TransportClosed):
@@ -212,7 +228,7 @@ class _EndOfStream:
 _END = _EndOfStream()
 
 
-class SageMakerTransport:
+class SageMakerTransport(AsyncWaitClosed):
     """One InvokeEndpointWithBidirectionalStream call (one container WebSocket session)."""
 
     knows_frame_kind = True
@@ -244,6 +260,7 @@ class SageMakerTransport:
         from aws_sdk_sagemaker_runtime_http2.client import AsyncSageMakerRuntimeHTTP2Client
         from aws_sdk_sagemaker_runtime_http2.config import AsyncSageMakerRuntimeHTTP2Config
         from aws_sdk_sagemaker_runtime_http2.models import InvokeEndpointWithBidirectionalStreamInput
+        from smithy_aws_core.config.exceptions import ConfigError
 
         client: Any = None
         stream: Any = None
@@ -256,6 +273,7 @@ class SageMakerTransport:
                     max_attempts=1,  # a half-sent stream cannot be replayed
                 )
                 client = AsyncSageMakerRuntimeHTTP2Client(config=config)
+                await _require_credentials(client, target)
                 stream = await client.invoke_endpoint_with_bidirectional_stream(
                     InvokeEndpointWithBidirectionalStreamInput(
                         endpoint_name=target.endpoint_name,
@@ -270,6 +288,8 @@ class SageMakerTransport:
             if isinstance(exc, TimeoutError):
                 raise ConnectError(
                     f"endpoint {target.endpoint_name!r}: no answer within {open_timeout} s") from exc
+            if isinstance(exc, ConfigError):
+                raise SageMakerConfigError(f"endpoint {target.endpoint_name!r}: {exc}") from None
             if isinstance(exc, Exception) and not isinstance(exc, ConnectError):
                 raise _operation_error(exc, target) from exc
             raise
@@ -326,25 +346,11 @@ class SageMakerTransport:
             # Still streaming (a stalled edge): dropping the connection ends the SDK's read,
             # which is cleaner than cancelling it under the CRT's feet.
             await _discard(self._client, self._stream)
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(self._reader), 2.0)
-        self._reader.cancel()
-        with contextlib.suppress(BaseException):
-            await self._reader
+            await settle(asyncio.shield(self._reader), 2.0)
+        await cancel_and_wait(self._reader)
         await _discard(self._client, self._stream)
         if self._terminal is None:
             self._terminal = TransportClosed(code, reason, by_peer=False)
-
-    async def wait_closed(self, timeout: float | None = None) -> TransportClosed:
-        """Wait until the stream ends; frames arriving meanwhile are dropped."""
-        try:
-            async with asyncio.timeout(timeout):
-                while True:
-                    await self.receive()
-        except TransportClosed as closed:
-            return closed
-        except TimeoutError:
-            raise TransportTimeout(f"not closed within {timeout} s") from None
 
     # -- internals -------------------------------------------------------------------------------
     async def _send_part(self, data: bytes, kind: FrameKind | None, completion: str | None) -> None:
@@ -413,15 +419,31 @@ def _frame_kind(data_type: str | None) -> FrameKind | None:
     return None
 
 
+async def _require_credentials(client: Any, target: SageMakerTarget) -> None:
+    """Resolve the AWS credentials before invoking: the SDK resolves them in a task of its own
+    whose failure nobody awaits, so a missing identity would otherwise look like a silent edge."""
+    ensure_setup = getattr(client, "_ensure_setup", None)  # the SDK's lazy setup builds the chain
+    if ensure_setup is None:
+        return
+    config = await ensure_setup()
+    resolver = getattr(config, "aws_credentials_identity_resolver", None)
+    if resolver is None:
+        return
+    try:
+        await resolver.get_identity(properties={})
+    except Exception as exc:
+        detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        raise SageMakerCredentialsError(
+            f"endpoint {target.endpoint_name!r}: no AWS credentials ({detail}); set AWS_ACCESS_KEY_ID/"
+            "AWS_SECRET_ACCESS_KEY, AWS_PROFILE or a role") from None
+
+
 async def _discard(client: Any, stream: Any) -> None:
     """Release an SDK stream and client, ignoring errors (they are already broken or done)."""
     if stream is not None:
-        with contextlib.suppress(BaseException):
-            await asyncio.wait_for(stream.input_stream.close(), 2.0)
+        await settle(stream.input_stream.close(), 2.0)
         output_stream = getattr(stream, "output_stream", None)
         if output_stream is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(output_stream.close(), 2.0)
+            await settle(output_stream.close(), 2.0)
     if client is not None:
-        with contextlib.suppress(BaseException):
-            await asyncio.wait_for(client.close(), 5.0)
+        await settle(client.close(), 5.0)

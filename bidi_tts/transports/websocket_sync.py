@@ -13,14 +13,14 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame as WsFrame
 from websockets.frames import Opcode
 from websockets.sync.client import ClientConnection, connect
 
 from bidi_tts.frames import FrameKind
-from bidi_tts.transports.base import ConnectError, Frame, TransportClosed, TransportTimeout
-from bidi_tts.transports.websocket import transport_closed, websocket_url
+from bidi_tts.transports._ws_common import CloseState, connect_errors, connect_options, resolve_url
+from bidi_tts.transports.base import Frame, SyncWaitClosed, TransportTimeout
 
 _DATA = (Opcode.TEXT, Opcode.BINARY, Opcode.CONT)
 
@@ -38,14 +38,13 @@ class _StampingConnection(ClientConnection):
         super().process_event(event)
 
 
-class SyncWebSocketTransport:
+class SyncWebSocketTransport(CloseState, SyncWaitClosed):
     """The blocking twin of :class:`bidi_tts.transports.websocket.WebSocketTransport`."""
 
     knows_frame_kind = True
 
     def __init__(self, connection: ClientConnection) -> None:
         self._ws = connection
-        self._closed: TransportClosed | None = None
 
     @classmethod
     def open(
@@ -56,32 +55,15 @@ class SyncWebSocketTransport:
         open_timeout: float = 10.0,
     ) -> SyncWebSocketTransport:
         """Connect to `url` (an http(s):// container base URL or a full ws(s):// URL)."""
-        ws_url = url if url.startswith(("ws://", "wss://")) else websocket_url(url)
-        try:
+        ws_url = resolve_url(url)
+        with connect_errors(ws_url):
             connection = connect(
                 ws_url,
-                additional_headers=dict(headers or {}),
-                open_timeout=open_timeout,
-                max_size=None,
-                compression=None,
                 create_connection=_StampingConnection,
                 legacy=True,  # return the connection itself; this object owns and closes it
+                **connect_options(headers, open_timeout),
             )
-        except InvalidStatus as exc:
-            status = exc.response.status_code
-            raise ConnectError(f"{ws_url}: handshake rejected with HTTP {status}", status=status) from exc
-        except (OSError, InvalidHandshake, TimeoutError) as exc:
-            raise ConnectError(f"{ws_url}: cannot connect ({type(exc).__name__})") from exc
         return cls(connection)
-
-    @property
-    def close_code(self) -> int | None:
-        return self._closed.code if self._closed else None
-
-    def _closed_error(self, exc: ConnectionClosed) -> TransportClosed:
-        if self._closed is None:
-            self._closed = transport_closed(exc)
-        return self._closed
 
     def send(self, payload: bytes | str, *, kind: FrameKind | None = None) -> float:
         """Send one message as one frame; returns the perf_counter() taken just before the write."""
@@ -112,17 +94,4 @@ class SyncWebSocketTransport:
     def close(self, code: int = 1000, reason: str = "") -> None:
         """Close from the client side (idempotent)."""
         self._ws.close(code, reason)
-        if self._closed is None:
-            self._closed = TransportClosed(self._ws.close_code, self._ws.close_reason or "", by_peer=False)
-
-    def wait_closed(self, timeout: float) -> TransportClosed:
-        """Drain frames until the peer closes, or TransportTimeout after `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TransportTimeout(f"not closed within {timeout} s")
-            try:
-                self.receive(timeout=left)
-            except TransportClosed as closed:
-                return closed
+        self._closed_by_us(self._ws)
