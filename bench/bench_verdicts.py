@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable
@@ -78,6 +79,9 @@ def run(subject: Subject, speed: str) -> dict[str, object]:
 
 
 def main() -> int:
+    # The toys' own complaints about clients that left (the suite leaves on purpose) are noise here.
+    for name in ("asyncio", "uvicorn.error"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--speeds", nargs="+", choices=("fast", "slow"), default=["fast", "slow"])
     parser.add_argument("--only", nargs="+", help="containers to run (default: all)")
