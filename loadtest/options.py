@@ -36,6 +36,9 @@ def add_arguments(parser: Any) -> None:
         r.add_argument("--wav-dumps", type=non_negative_int, default=0,
                        help="save the audio of this many turns per process as --report-dir/wav/"
                        "session-S-message-M.wav, each with its text in a .txt beside it"),
+        r.add_argument("--verify-audio-every", type=non_negative_int, default=0, metavar="N",
+                       help="hear every Nth turn with offline speech recognition in another process and count "
+                       "content errors (needs the 'hearing' extra; 0: off)"),
     ]
 
     s = parser.add_argument_group("bidi-tts SLO gate (any of them makes the exit code the verdict)")

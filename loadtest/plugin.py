@@ -11,6 +11,7 @@ set, makes the exit code the verdict.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,10 +39,22 @@ class RunState:
     wav_budget: int = 0
     wav_written: int = 0
     sweep: Any = None  # the CapacitySweepShape when --shape sweep runs here
+    verifier: Any = None  # loadtest.content_check.ContentVerifier when --verify-audio-every is set here
     summary: dict[str, Any] | None = None
     sessions_started: int = 0
     failures: FailureLog = field(default_factory=FailureLog)
     stopping: bool = False  # a fatal cause asked the runner to quit
+
+    def record_content_checks(self) -> None:
+        """Move the verifier's finished judgements into the recorder (from the greenlet side)."""
+        from loadtest.summary import CONTENT_CAUSE, CONTENT_CHECKED, CONTENT_ERROR
+
+        now = time.time()
+        for result in self.verifier.take_results() if self.verifier is not None else []:
+            self.recorder.add(CONTENT_CHECKED, 1.0, now)
+            self.recorder.add(CONTENT_ERROR, 0.0 if result.ok else 1.0, now)
+            for kind in dict.fromkeys(result.kinds):
+                self.recorder.add(CONTENT_CAUSE + kind, 1.0, now)
 
     def take_wav_slot(self) -> bool:
         if self.wav_budget > 0:
@@ -68,6 +81,8 @@ def _add_options(parser: Any) -> None:
 def _on_init(environment: Environment, runner: Any = None, **_: Any) -> None:
     state = run_state(environment)
     options = environment.parsed_options
+    if not isinstance(runner, MasterRunner):
+        _wire_content_checks(environment, state)  # before the worker's test_stop flush
     if isinstance(runner, WorkerRunner):
         _wire_worker(environment, runner, state)
     elif isinstance(runner, MasterRunner):
@@ -98,6 +113,38 @@ def _on_init(environment: Environment, runner: Any = None, **_: Any) -> None:
 
 def _live_summary(environment: Environment) -> dict[str, Any]:
     return build_summary(run_state(environment).recorder, Slo.from_options(environment.parsed_options))
+
+
+def _wire_content_checks(environment: Environment, state: RunState) -> None:
+    from loadtest.summary import CONTENT_SKIPPED
+
+    @environment.events.test_start.add_listener
+    def _start(environment: Environment, **_: Any) -> None:
+        every = getattr(environment.parsed_options, "verify_audio_every", 0) or 0
+        if every and state.verifier is None:
+            from loadtest.content_check import ContentVerifier
+
+            state.verifier = ContentVerifier(every=every)
+            try:
+                state.verifier.wait_ready()
+            except RuntimeError as exc:
+                log.error("bidi-tts: %s", exc)
+                environment.process_exit_code = 1
+                state.verifier.close()
+                state.verifier = None
+                if environment.runner is not None:  # quit once test_start is over (from inside, it is ignored)
+                    import gevent
+
+                    gevent.spawn(environment.runner.quit)
+
+    @environment.events.test_stop.add_listener
+    def _stop(**_: Any) -> None:
+        if state.verifier is not None:
+            state.verifier.drain(timeout_s=60.0)
+            state.record_content_checks()
+            state.recorder.add(CONTENT_SKIPPED, state.verifier.summary()["skipped_busy"], time.time())
+            state.verifier.close()
+            state.verifier = None
 
 
 def _wire_worker(environment: Environment, runner: WorkerRunner, state: RunState) -> None:
@@ -166,10 +213,11 @@ def _print(summary: dict[str, Any]) -> None:
 
     log.info(
         "bidi-tts: %d sessions (%d completed, %d failed, %d cut), %d messages, %d errors, %d underruns; "
-        "TTFA ms p50 %s p95 %s p99 %s max %s; complete ms p95 %s; goodput %s",
+        "TTFA ms p50 %s p95 %s p99 %s max %s; complete ms p95 %s; goodput %s; content errors %d of %d turns heard",
         summary["sessions"], summary["sessions_completed"], summary["sessions_failed"], summary["sessions_cut"],
         summary["messages"], summary["errors"], summary["underruns"],
         f(t["p50"]), f(t["p95"]), f(t["p99"]), f(t["max"]), f(c["p95"]), summary["goodput"],
+        summary["content_errors"], summary["content_checked"],
     )
     if summary["sessions_cut"]:
         log.info("bidi-tts: %d sessions were still running when the run ended (counted as cut, not failed)",

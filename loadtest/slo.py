@@ -32,6 +32,7 @@ SLO_OPTIONS: tuple[SloOption, ...] = (
               "any failed session breaks the gate"),
     SloOption("underruns", int, "most playback underruns allowed (run and each session)"),
     SloOption("goodput", float, "least share of sessions meeting every SLO, 0..1"),
+    SloOption("max_content_errors", int, "most turns heard saying the wrong words (with --verify-audio-every)"),
 )
 
 
@@ -45,6 +46,7 @@ class Slo:
     error_rate: float | None = None  # failed / attempted, 0..1
     underruns: int | None = None  # most underruns allowed in the run (and in any one session)
     goodput: float | None = None  # least share of sessions meeting every SLO, 0..1
+    max_content_errors: int | None = None  # most turns heard saying the wrong words (--verify-audio-every)
 
     @classmethod
     def from_options(cls, options: Any) -> Slo:
@@ -100,6 +102,8 @@ class Slo:
                        "allow some with --slo-error-rate")
         if self.underruns is not None and summary["underruns"] > self.underruns:
             out.append(f"underruns {summary['underruns']} > {self.underruns}")
+        if self.max_content_errors is not None and summary.get("content_errors", 0) > self.max_content_errors:
+            out.append(f"content errors {summary['content_errors']} > {self.max_content_errors}")
         if self.goodput is not None:
             goodput = summary.get("goodput")
             if goodput is None or goodput < self.goodput:

@@ -15,6 +15,8 @@ TTFA, TTFA_FROM_SEND, COMPLETE, GAP = "ttfa_ms", "ttfa_from_send_ms", "complete_
 TURN_TTFA = "turn_ttfa_ms"
 RTF, UNDERRUNS, STALL, MESSAGE_OK, SESSION_FAIL, VIOLATIONS = (
     "rtf", "underruns", "stall_ms", "message_ok", "session_failure", "violations")
+CONTENT_CHECKED, CONTENT_ERROR, CONTENT_CAUSE = "content_checked", "content_error", "content_cause:"
+CONTENT_SKIPPED = "content_skipped"
 
 #: Sums over the run that the summary reports under the key, from the recorder series of the value.
 COUNTERS: dict[str, str] = {"underruns": UNDERRUNS, "violations": VIOLATIONS}
@@ -39,6 +41,9 @@ DEFINITIONS = {
     "sessions": "sessions started that ended during the run: completed + failed + cut",
     "sessions_cut": "sessions still running when the run ended (stopped, not failed)",
     "failures": "failed sessions by cause: credentials, region, bad target, refused, stream error, timeout",
+    "content_errors": "turns heard (--verify-audio-every) with a sentence dropped, repeated, swapped or cut "
+                      "off, or too many wrong words; content_causes counts them by cause; content_skipped: "
+                      "sampled turns left unheard because the recognizer was busy",
 }
 
 
@@ -82,6 +87,11 @@ def build_summary(
         "rtf": stats(RTF),
         "sessions_meeting_slo": good,
         "goodput": good / len(judged) if judged else None,
+        "content_checked": recorder.count(CONTENT_CHECKED, **w),
+        "content_errors": int(recorder.total(CONTENT_ERROR, **w)),
+        "content_skipped": int(recorder.total(CONTENT_SKIPPED, **w)),
+        "content_causes": {n[len(CONTENT_CAUSE):]: recorder.count(n, **w) for n in recorder.names()
+                           if n.startswith(CONTENT_CAUSE)},
     }
     broken = slo.broken(summary)
     summary["slo"] = slo.as_dict()

@@ -105,14 +105,19 @@ class TTSUser(User):
             for index in range(self.opts.turns_per_session):
                 if index:
                     gevent.sleep(self.opts.turn_pause_s)
-                self.config.keep_audio = self.state.take_wav_slot()
+                wav = self.state.take_wav_slot()
+                self.config.keep_audio = wav or self.state.verifier is not None
                 result = run_turn(transport, session, self.rng.choice(load_answers()), self.config,
                                   on_message=self._on_message)
                 turns.append(result)
                 if result.turn_ttfa_s is not None:
                     rec.add(S.TURN_TTFA, result.turn_ttfa_s * 1000, time.time())
-                if result.audio:
+                if wav and result.audio:
                     self._dump_wav(session_id, session, result)
+                if self.state.verifier is not None and result.records and not result.errors:
+                    self.state.verifier.submit(" ".join(r.text for r in result.records), result.audio,
+                                               result.records[0].sample_rate)
+                    self.state.record_content_checks()
                 if result.failure:
                     failure = (TIMEOUT if result.failure == "timeout" else STREAM_ERROR,
                                f"message {result.failure}")

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from conformance.hearing import unavailable_reason
 from loadtest.content_check import ContentVerifier, judge
+from tests.loadtest.servers import ROOT, locust_cmd
 from tests.toys.speaking import espeak_available, speak
 
 RATE = 24_000
@@ -77,3 +81,41 @@ def test_a_worker_without_a_model_fails_fast_with_the_reason(monkeypatch: pytest
         assert not verifier.submit(RIGHT, b"\0\0" * RATE, RATE)
     finally:
         verifier.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize(("toy", "errors"), [("SpeakingToy", False), ("RepeatsPreviousToy", True)])
+def test_locust_run_reports_content_errors_and_gates_on_them(toy: str, errors: bool, tmp_path: Path) -> None:
+    """--verify-audio-every 1 hears every turn; a container repeating the previous message fails the gate."""
+    if not espeak_available() or unavailable_reason():
+        pytest.skip("needs espeak-ng and the 'hearing' extra")
+    from tests.toys import speaking
+    from tests.toys.good import ServerThread
+
+    out = tmp_path / "summary.json"
+    with ServerThread(getattr(speaking, toy)().app()) as server:
+        proc = subprocess.run(
+            locust_cmd("--headless", "-u", "1", "-r", "1", "--run-time", "8s", "--host", server.url,
+                       "--summary-json", str(out), "--tokens-per-second", "200", "--turn-pause-s", "0.1",
+                       "--only-summary", "--verify-audio-every", "1", "--slo-max-content-errors", "0"),
+            cwd=ROOT, capture_output=True, text=True, timeout=200)
+    summary = json.loads(out.read_text())
+    assert summary["content_checked"] >= 1, proc.stderr[-3000:]
+    if errors:
+        assert summary["content_errors"] >= 1 and proc.returncode == 1, summary
+        assert set(summary["content_causes"]) & {"repeated", "dropped"}, summary["content_causes"]
+        assert any("content errors" in b for b in summary["slo_broken"]), summary["slo_broken"]
+    else:
+        assert summary["content_errors"] == 0 and proc.returncode == 0, (summary.get("content_causes"),
+                                                                          summary.get("slo_broken"), proc.stderr[-2000:])
+
+
+@pytest.mark.timeout(90)
+def test_locust_run_without_a_recognizer_stops_at_once_with_the_reason() -> None:
+    proc = subprocess.run(
+        locust_cmd("--headless", "-u", "1", "-r", "1", "--run-time", "60s", "--host", "http://127.0.0.1:9",
+                   "--only-summary", "--verify-audio-every", "1"),
+        cwd=ROOT, capture_output=True, text=True, timeout=40, env={**os.environ, "BIDI_TTS_WHISPER_MODEL": os.devnull})
+    assert proc.returncode == 1
+    assert "no speech recognizer for --verify-audio-every" in proc.stderr and "Traceback" not in proc.stderr
