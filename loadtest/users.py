@@ -115,7 +115,8 @@ class TTSUser(User):
                 if wav and result.audio:
                     self._dump_wav(session_id, session, result)
                 if self.state.verifier is not None and result.records and not result.errors:
-                    self.state.verifier.submit(" ".join(r.text for r in result.records), result.audio,
+                    pcm = b"".join(result.audio.get(r.request_id, b"") for r in result.records)
+                    self.state.verifier.submit(" ".join(r.text for r in result.records), pcm,
                                                result.records[0].sample_rate)
                     self.state.record_content_checks()
                 if result.failure:
