@@ -107,8 +107,8 @@ def test_locust_run_reports_content_errors_and_gates_on_them(toy: str, errors: b
         assert set(summary["content_causes"]) & {"repeated", "dropped"}, summary["content_causes"]
         assert any("content errors" in b for b in summary["slo_broken"]), summary["slo_broken"]
     else:
-        assert summary["content_errors"] == 0 and proc.returncode == 0, (summary.get("content_causes"),
-                                                                          summary.get("slo_broken"), proc.stderr[-2000:])
+        assert summary["content_errors"] == 0 and proc.returncode == 0, (
+            summary.get("content_causes"), summary.get("slo_broken"), proc.stderr[-2000:])
 
 
 @pytest.mark.timeout(90)
