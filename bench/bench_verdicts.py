@@ -3,9 +3,10 @@
 Runs the whole suite, as the pytest plugin does (calibrated timeouts, quiet-container probes), against
 a good toy and a set of single-defect toys, each at two speeds: "fast" (the toys as they are) and
 "slow" (about a CPU Kokoro's pace: 0.5 s before each sentence's audio, streamed at 0.3x real time).
-The content.* cases are left out: these toys speak in tones (tests/conformance_suite/
-test_content_cases.py proves those cases with speaking toys). Prints, per container: wall seconds, the calibrated silence, which cases failed, and whether one of
-them cites the clause the defect breaks. Numbers, not pass/fail: see docs/verdicts.md.
+The content.* cases are left out: these toys speak in tones (test_content_cases.py proves those
+cases with speaking toys). Prints, per container: wall seconds, the calibrated silence, which cases
+failed, and whether one of them cites the clause the defect breaks. Numbers, not pass/fail: see
+docs/verdicts.md.
 
     uv run python bench/bench_verdicts.py [--speeds fast slow] [--only NAME ...] [--json OUT]
 """
