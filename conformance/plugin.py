@@ -110,8 +110,16 @@ class ConformanceState:
         return ProcessTarget(log_path=opt("container_log"))
 
     def note(self, message: str) -> None:
+        """A progress line for people, printed at once even while pytest captures a test's output."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
+        if reporter is None:
+            return
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if capture is None:
+            reporter.write_line(f"[conformance] {message}")
+            return
+        with capture.global_and_fixture_disabled():
+            reporter.ensure_newline()
             reporter.write_line(f"[conformance] {message}")
 
     def target(self) -> Target:

@@ -62,6 +62,9 @@ def test_good_toy_passes_every_case_with_reports(good_url: str, tmp_path: Path) 
     assert props["clauses"] == "TTS-BINARY-IN,SM-FRAMES-IN" and props["verdict"] == "OK"
     # The readable summary and the report path are printed at the end.
     assert "frames.binary.1" in proc.stdout and str(report.resolve()) in proc.stdout
+    # The timeouts chosen for this container are printed for people, not captured away.
+    header = [line for line in proc.stdout.splitlines() if line.startswith("[conformance] silence allowed 5.0 s")]
+    assert header and "calibrated: 'Hi.' first audio" in header[0], proc.stdout[:3000]
 
 
 @pytest.mark.timeout(120)
