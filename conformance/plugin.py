@@ -12,6 +12,7 @@ import os
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -208,6 +209,12 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    url = config.getoption("container_url", None)
+    if url:
+        parts = urlsplit(str(url))
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise pytest.UsageError(f"--container-url {url!r} is not an http(s) URL; give it as http://HOST:PORT "
+                                    "(e.g. http://127.0.0.1:8080)")
     if config.getoption("list_cases", False):
         from conformance.cases import REGISTRY
 

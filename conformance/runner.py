@@ -15,6 +15,8 @@ import time
 import traceback
 from collections.abc import Callable
 
+import httpx
+
 from bidi_tts.transports.base import ConnectError, TransportClosed, TransportTimeout
 from conformance.calibration import Calibration, calibrate, is_prompt, probe_ttfa
 from conformance.context import CaseContext, Options
@@ -62,6 +64,9 @@ async def run_case_async(case: Case, target: Target, options: Options) -> CaseRe
         result = CaseResult(case, Verdict.FAILED, f"no frame arrived in time ({exc})")
     except ConnectError as exc:
         result = CaseResult(case, Verdict.FAILED, f"cannot open a session: {describe_connect_error(exc)}")
+    except (httpx.TransportError, OSError) as exc:  # nothing listens, or the connection broke
+        result = CaseResult(case, Verdict.FAILED, f"cannot reach the container: {type(exc).__name__}: {exc}",
+                            "an answer", "no connection")
     except Exception as exc:  # a bug in the check itself: report it as such, with where it happened
         where = traceback.extract_tb(exc.__traceback__)[-1]
         result = CaseResult(case, Verdict.FAILED, f"the check itself raised {type(exc).__name__}: {exc} "
