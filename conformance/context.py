@@ -84,11 +84,9 @@ class CaseContext:
         return self._http
 
     async def aclose(self) -> None:
-        for conv in self._conversations:
-            if conv.unfinished and conv.closed is None:
-                self.left_work_running = True
-            if conv.closed_by_client and conv.unfinished:
-                self.left_work_running = True
+        # A message still unfinished when the client leaves may keep the container busy.
+        if any(conv.unfinished and (conv.closed is None or conv.closed_by_client) for conv in self._conversations):
+            self.left_work_running = True
         for transport in self._transports:
             try:
                 await transport.close()
