@@ -30,7 +30,7 @@ from typing import Any
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import ClientSession, ErrorReceived, SynthesisCompleted
 from bidi_tts.transports.websocket import WebSocketTransport
-from conformance.targets import ProcessTarget
+from bidi_tts_conformance.targets import ProcessTarget
 
 SEEDS = (
     "Welcome to our streaming text-to-speech demo. This system converts text into natural sounding "

@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from conformance.cases import REGISTRY
-from conformance.context import Options
-from conformance.model import Verdict
-from conformance.runner import SuiteRunner
-from conformance.targets import Target
+from bidi_tts_conformance.cases import REGISTRY
+from bidi_tts_conformance.context import Options
+from bidi_tts_conformance.model import Verdict
+from bidi_tts_conformance.runner import SuiteRunner
+from bidi_tts_conformance.targets import Target
 from tests.toys import broken, broken_session, samples
 from tests.toys.good import ServerThread, ToyContainer
 

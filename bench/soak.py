@@ -27,7 +27,7 @@ from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import ClientSession, ErrorReceived, SynthesisCompleted
 from bidi_tts.transports.base import TransportError
 from bidi_tts.transports.websocket import WebSocketTransport
-from conformance.targets import ProcessTarget
+from bidi_tts_conformance.targets import ProcessTarget
 
 TEXTS = ["Hello there.", "How can I help you today?", "Your order has shipped.", "Thanks for calling."]
 FLAT_WITHIN = 0.20

@@ -1,9 +1,9 @@
-"""The conformance cases as pytest tests: one test per case, named by the case id.
+"""The conformance cases, collected by `uv run pytest conformance` (one test per case id).
 
-Select with ``-k`` (``-k frames.binary``) or ``--case 'robust.*'``; list with ``--list-cases``.
+The cases and the plugin live in the `bidi_tts_conformance` package (the `pytest11` plugin of the
+project's wheel); this module only puts the case collection where `pytest conformance` looks.
 """
 
-from conformance.cases import REGISTRY
-from conformance.plugin import CaseCollection
+from bidi_tts_conformance.test_cases import conformance_cases
 
-conformance_cases = CaseCollection(REGISTRY)
+__all__ = ["conformance_cases"]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bidi_tts.gateway.config import GatewayConfig
 from bidi_tts.gateway.server import GatewayThread
-from conformance.targets import ProcessTarget
+from bidi_tts_conformance.targets import ProcessTarget
 
 ENDPOINT_NAME = "reference-kokoro"
 

@@ -16,9 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conformance.targets import ProcessTarget
-from loadtest.options import positive_int
-from loadtest.target import container_url_problem
+from bidi_tts_conformance.targets import ProcessTarget
+from bidi_tts_loadtest.options import positive_int
+from bidi_tts_loadtest.target import container_url_problem
 
 
 def main() -> int:

@@ -18,11 +18,11 @@ from types import SimpleNamespace
 import pytest
 
 from bidi_tts.protocol import BIDI_LABEL
-from conformance.cases import REGISTRY
-from conformance.context import Options
-from conformance.model import CaseResult, Verdict
-from conformance.runner import run_case
-from conformance.targets import DockerTarget, SageMakerEndpointTarget, Target
+from bidi_tts_conformance.cases import REGISTRY
+from bidi_tts_conformance.context import Options
+from bidi_tts_conformance.model import CaseResult, Verdict
+from bidi_tts_conformance.runner import run_case
+from bidi_tts_conformance.targets import DockerTarget, SageMakerEndpointTarget, Target
 from tests.toys import broken, broken_input, broken_output, broken_session, raw_frames
 from tests.toys.good import ServerThread, ToyContainer
 

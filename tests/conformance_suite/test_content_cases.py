@@ -9,12 +9,12 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from conformance.cases import REGISTRY, content
-from conformance.context import Options
-from conformance.hearing import INSTALL_HINT, ModelUnavailable, unavailable_reason
-from conformance.model import Verdict
-from conformance.runner import run_case
-from conformance.targets import Target
+from bidi_tts_conformance.cases import REGISTRY, content
+from bidi_tts_conformance.context import Options
+from bidi_tts_conformance.hearing import INSTALL_HINT, ModelUnavailable, unavailable_reason
+from bidi_tts_conformance.model import Verdict
+from bidi_tts_conformance.runner import run_case
+from bidi_tts_conformance.targets import Target
 from tests.toys import speaking
 from tests.toys.good import ServerThread, ToyContainer
 
@@ -104,10 +104,10 @@ def test_suite_imports_and_content_cases_skip_without_the_hearing_extra() -> Non
     script = (
         "import sys\n"
         "for m in ('jiwer', 'num2words', 'faster_whisper'): sys.modules[m] = None\n"
-        "from conformance.cases import REGISTRY\n"
-        "from conformance.context import Options\n"
-        "from conformance.runner import run_case\n"
-        "from conformance.targets import Target\n"
+        "from bidi_tts_conformance.cases import REGISTRY\n"
+        "from bidi_tts_conformance.context import Options\n"
+        "from bidi_tts_conformance.runner import run_case\n"
+        "from bidi_tts_conformance.targets import Target\n"
         "r = run_case(REGISTRY['content.order.1'], Target(kind='url', base_url='http://127.0.0.1:9'), Options())\n"
         "print(r.verdict, r.detail)\n"
     )

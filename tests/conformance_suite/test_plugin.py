@@ -44,7 +44,7 @@ def test_good_toy_passes_every_case_with_reports(good_url: str, tmp_path: Path) 
                      f"--junitxml={junit}")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     entries = json.loads(report.read_text())
-    from conformance.cases import REGISTRY
+    from bidi_tts_conformance.cases import REGISTRY
 
     assert [e["id"] for e in entries] == [c.id for c in REGISTRY]
     for e in entries:

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from bidi_tts.frames import FrameKind
-from conformance.driver import Conversation
-from conformance.targets import Target
+from bidi_tts_conformance.driver import Conversation
+from bidi_tts_conformance.targets import Target
 from tests.toys.good import ServerThread, ToyContainer
 
 BAD_INPUTS: list[tuple[bytes | str, FrameKind, set[str]]] = [

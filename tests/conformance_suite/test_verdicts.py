@@ -13,12 +13,12 @@ import asyncio
 import pytest
 from starlette.websockets import WebSocket
 
-from conformance.calibration import FLOOR_S, calibrate
-from conformance.cases import REGISTRY
-from conformance.context import Options
-from conformance.model import CaseResult, Verdict
-from conformance.runner import SuiteRunner
-from conformance.targets import Target
+from bidi_tts_conformance.calibration import FLOOR_S, calibrate
+from bidi_tts_conformance.cases import REGISTRY
+from bidi_tts_conformance.context import Options
+from bidi_tts_conformance.model import CaseResult, Verdict
+from bidi_tts_conformance.runner import SuiteRunner
+from bidi_tts_conformance.targets import Target
 from tests.toys import broken, samples
 from tests.toys.good import ServerThread, ToyConfig, ToyContainer
 

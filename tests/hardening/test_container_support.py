@@ -32,7 +32,7 @@ from bidi_tts.frames import FrameKind
 from bidi_tts.protocol import WS_PATH, SynthesizeRequest
 from bidi_tts.session import ClientSession, ErrorReceived, MessageRecord, SynthesisCompleted
 from bidi_tts.transports.websocket import WebSocketTransport
-from conformance.targets import ProcessTarget
+from bidi_tts_conformance.targets import ProcessTarget
 
 START_TIMEOUT_S = float(os.environ.get("CONTAINER_START_TIMEOUT_S", "480"))
 SHORT_TEXT = "Hello there."

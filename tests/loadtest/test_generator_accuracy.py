@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 def test_ttfa_error_small_at_1_and_100_sessions(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, "-m", "loadtest.bench_generator", "--sessions", "1", "100",
+    proc = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.bench_generator", "--sessions", "1", "100",
                            "--seconds", "5", "--tokens-per-second", "20", "--json", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=100)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -17,9 +17,9 @@ from websockets.sync.client import connect
 
 from bidi_tts.sse import SSEDecoder, decode_audio_events
 from bidi_tts.transports.sagemaker import SageMakerTarget
-from loadtest.relay.app import Relay
-from loadtest.relay.server import RelayServer, listen
-from loadtest.relay.upstream import Upstream, UsageError
+from bidi_tts_loadtest.relay.app import Relay
+from bidi_tts_loadtest.relay.server import RelayServer, listen
+from bidi_tts_loadtest.relay.upstream import Upstream, UsageError
 from tests.toys.good import ServerThread, ToyConfig, ToyContainer, free_port, tone
 
 pytestmark = pytest.mark.timeout(60)
@@ -171,7 +171,7 @@ def test_bad_container_url_is_refused() -> None:
 # -- the command line: one line, non-zero, in seconds -------------------------------------------------
 def run_relay(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
     began = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "loadtest.relay", *args], cwd=ROOT, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.relay", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=30)
     return done, time.monotonic() - began
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bidi_tts.metrics import LatencyRecorder, playback_underruns
-from loadtest.reports import playback_spans, plot_cdf, plot_timeline
+from bidi_tts_loadtest.reports import playback_spans, plot_cdf, plot_timeline
 
 RATE = 24_000
 FRAME_100MS = 4_800  # bytes of 0.1 s at 24 kHz, 16-bit mono

@@ -1,0 +1,109 @@
+"""close.*: {"type": "close"} idle and mid-synthesis, in TEXT and BINARY frames; client close."""
+
+from __future__ import annotations
+
+import time
+
+from bidi_tts.frames import FrameKind
+from bidi_tts_conformance.cases._util import SENTENCE, TINY
+from bidi_tts_conformance.cases.frames import long_text, sentences
+from bidi_tts_conformance.context import CaseContext
+from bidi_tts_conformance.diagnose import describe_close
+from bidi_tts_conformance.driver import Conversation
+from bidi_tts_conformance.model import CaseFailed, Outcome, case, non_strict, ok
+
+PROMPT_CLOSE_S = 2.0  # a close slower than this bends the SHOULD of a prompt close
+
+
+async def _expect_close_1000(conv: Conversation, sent_at: float) -> Outcome:
+    try:
+        closed = await conv.wait_closed(max(conv.reply_timeout, 2 * PROMPT_CLOSE_S))
+    except CaseFailed as exc:
+        raise CaseFailed(f"close request ignored: {exc.detail}", expected="close 1000",
+                         actual="still open") from None
+    elapsed = time.perf_counter() - sent_at
+    if closed.code != 1000:
+        shown = "no close code (1006)" if closed.code is None else f"close code {closed.code}"
+        raise CaseFailed(f"wrong {shown} after a close request: the container {describe_close(closed)}",
+                         expected="1000", actual=str(closed.code))
+    conv.raise_violations()
+    if elapsed > PROMPT_CLOSE_S:
+        return non_strict(f"closed with 1000, but only after {elapsed:.1f} s")
+    return ok(f"closed with 1000 after {elapsed * 1000:.0f} ms")
+
+
+@case("close.explicit.1", '{"type": "close"} on an idle session closes with 1000',
+      clauses=["TTS-CLOSE"], expect="close frame 1000, promptly")
+async def explicit_close(ctx: CaseContext) -> Outcome:
+    conv = await ctx.conversation()
+    await conv.exchange(TINY)
+    await conv.close_request()
+    return await _expect_close_1000(conv, time.perf_counter())
+
+
+@case("close.explicit.2", '{"type": "close"} in a BINARY frame closes with 1000',
+      clauses=["TTS-CLOSE", "TTS-BINARY-IN"], expect="close frame 1000")
+async def explicit_close_binary(ctx: CaseContext) -> Outcome:
+    conv = await ctx.conversation()
+    await conv.close_request(kind=FrameKind.BINARY)
+    return await _expect_close_1000(conv, time.perf_counter())
+
+
+@case("close.synthesizing.1", "close while synthesizing: the current message is finished, then 1000",
+      clauses=["TTS-CLOSE", "TTS-ORDER"], expect="synthesis_complete of the message, then close 1000")
+async def close_while_synthesizing(ctx: CaseContext) -> Outcome:
+    conv = await ctx.conversation()
+    rid = await conv.synthesize(SENTENCE)
+    await conv.close_request()
+    sent = time.perf_counter()
+    try:
+        reply = await conv.wait_reply(rid)
+    except CaseFailed as exc:
+        how = f"the container {describe_close(conv.closed)}" if conv.closed else "the session stayed open"
+        raise CaseFailed(f"the message in progress was not finished after the close request ({how}): "
+                         f"{exc.detail}", expected="synthesis_complete, then close 1000", actual=how) from None
+    if reply.error is not None:
+        raise CaseFailed(f"the message was refused with error {reply.error.code or '(no code)'}",
+                         expected="synthesis_complete", actual=f"error {reply.error.code}")
+    # The close is due once the message is finished: time it from synthesis_complete, not from the
+    # request (the synthesis in between is work the contract asks for).
+    finished_at = reply.completed.at if reply.completed is not None else sent
+    outcome = await _expect_close_1000(conv, max(sent, finished_at))
+    return outcome if outcome.verdict != "OK" else ok(f"finished {len(reply.audio)} bytes, then 1000")
+
+
+async def _tiny_first_audio_s(ctx: CaseContext, *, warm: bool) -> float:
+    if warm:  # on a session of its own: a second message is session.*'s business
+        await (await ctx.conversation()).exchange(TINY)
+    conv = await ctx.conversation()
+    reply = await conv.exchange(TINY)
+    await conv.close()
+    assert reply.record.ttfa_s is not None
+    return reply.record.ttfa_s
+
+
+@case("close.client.1", "the client closes mid-synthesis; the container stops that work and serves a new "
+      "session at once", clauses=["TTS-SESSION", "TTS-ISOLATION"],
+      expect="the next session's first audio within 2x (the abandoned message's first audio + its own alone) "
+             "+ 0.25 s")
+async def client_close(ctx: CaseContext) -> Outcome:
+    alone = await _tiny_first_audio_s(ctx, warm=True)
+    text = long_text(400)
+    first = await ctx.conversation(patience=sentences(text) / 2)
+    rid = await first.synthesize(text)
+    reply = await first.wait_answer(rid)
+    await first.pump_until(lambda: bool(reply.audio) or reply.record.done)
+    one_piece = reply.record.ttfa_s or alone  # about one sentence's synthesis time
+    await first.close()
+    try:
+        after = await _tiny_first_audio_s(ctx, warm=False)
+    except CaseFailed as exc:
+        raise CaseFailed(f"after a client left mid-message, a new session failed: {exc.detail}",
+                         expected="a new session served at once", actual=exc.actual) from None
+    limit = 2 * (one_piece + alone) + 0.25
+    shown = (f"'Hi.' first audio {after * 1000:.0f} ms after a client left mid-message, {alone * 1000:.0f} ms "
+             f"alone; the abandoned message's first audio took {one_piece * 1000:.0f} ms")
+    if after > limit:
+        raise CaseFailed(f"the new session waited for the abandoned message: {shown}",
+                         expected=f"first audio within {limit * 1000:.0f} ms", actual=shown)
+    return ok(shown)

@@ -1,0 +1,122 @@
+"""health.*: /ping, the accept deadline, the WebSocket path headers, the image label."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+
+import httpx
+
+from bidi_tts.protocol import BIDI_LABEL, INVOCATION_PATH_HEADER, QUERY_STRING_HEADER, WS_PATH
+from bidi_tts_conformance.cases._util import TINY
+from bidi_tts_conformance.context import CaseContext
+from bidi_tts_conformance.model import CaseFailed, Outcome, Requires, case, non_strict, ok
+
+ACCEPT_DEADLINE_S = 0.25
+PING_DEADLINE_S = 2.0
+
+
+@case("health.ping.1", "GET /ping answers 200 once the model is loaded",
+      clauses=["SM-PING"], expect="HTTP 200", requires=[Requires.HTTP])
+async def ping_200(ctx: CaseContext) -> Outcome:
+    try:
+        response = await ctx.http().get("/ping", timeout=10)
+    except httpx.HTTPError as exc:
+        raise CaseFailed(f"GET /ping failed: {type(exc).__name__}", expected="HTTP 200",
+                         actual="no answer") from None
+    if response.status_code != 200:
+        raise CaseFailed(f"GET /ping answered HTTP {response.status_code} on a ready container",
+                         expected="HTTP 200", actual=f"HTTP {response.status_code}")
+    return ok()
+
+
+@case("health.ping.2", "GET /ping answers within 2 s, every time",
+      clauses=["SM-PING"], expect="5 calls, each 200 within 2 s", requires=[Requires.HTTP])
+async def ping_fast(ctx: CaseContext) -> Outcome:
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        try:
+            response = await ctx.http().get("/ping", timeout=PING_DEADLINE_S * 3)
+        except httpx.TimeoutException:
+            raise CaseFailed(f"GET /ping gave no answer within {PING_DEADLINE_S * 3:.0f} s",
+                             expected="200 within 2 s", actual="timeout") from None
+        elapsed = time.perf_counter() - start
+        times.append(elapsed)
+        if response.status_code != 200:
+            raise CaseFailed(f"GET /ping answered HTTP {response.status_code}", expected="HTTP 200",
+                             actual=f"HTTP {response.status_code}")
+        if elapsed > PING_DEADLINE_S:
+            raise CaseFailed(f"GET /ping took {elapsed:.2f} s", expected="within 2 s",
+                             actual=f"{elapsed:.2f} s")
+    return ok(f"slowest /ping {max(times) * 1000:.0f} ms")
+
+
+async def _accept_time(ctx: CaseContext) -> float:
+    start = time.perf_counter()
+    transport = await ctx.connect(open_timeout=10.0)
+    elapsed = time.perf_counter() - start
+    await transport.close()
+    return elapsed
+
+
+@case("health.accept.1", "the container accepts a WebSocket connection within 250 ms",
+      clauses=["SM-ACCEPT", "SM-WS-PATH"], expect="handshake done within 250 ms (best of 5)")
+async def accept_deadline(ctx: CaseContext) -> Outcome:
+    times = [await _accept_time(ctx) for _ in range(5)]
+    best, median = min(times), statistics.median(times)
+    shown = f"best {best * 1000:.0f} ms, median {median * 1000:.0f} ms"
+    if ctx.kind == "sagemaker":
+        return ok(f"through SageMaker (includes the edge): {shown}")
+    if best > ACCEPT_DEADLINE_S:
+        raise CaseFailed(f"slow accept: the WebSocket handshake took {shown}",
+                         expected="within 250 ms", actual=shown)
+    if median > ACCEPT_DEADLINE_S:
+        return non_strict(f"accept sometimes slower than 250 ms: {shown}")
+    return ok(shown)
+
+
+@case("health.path.1", "the SageMaker path and query headers naming the default route are served",
+      clauses=["SM-WS-PATH"], expect="a session opened with X-Amzn-SageMaker-Model-Invocation-Path works",
+      requires=[Requires.WEBSOCKET])
+async def path_headers(ctx: CaseContext) -> Outcome:
+    headers = {INVOCATION_PATH_HEADER: WS_PATH.lstrip("/"), QUERY_STRING_HEADER: "conformance=1"}
+    conv = await ctx.conversation(headers=headers)
+    await conv.exchange(TINY)
+    return ok()
+
+
+@case("health.ping.3", "/ping stays 200 and fast while a session is synthesizing",
+      clauses=["SM-PING", "TTS-ISOLATION"], expect="200 within 2 s during synthesis",
+      requires=[Requires.HTTP])
+async def ping_under_load(ctx: CaseContext) -> Outcome:
+    conv = await ctx.conversation()
+    rid = await conv.synthesize("One sentence to keep the model busy. And a second one after it.")
+    await asyncio.sleep(0.05)
+    start = time.perf_counter()
+    try:
+        response = await ctx.http().get("/ping", timeout=PING_DEADLINE_S * 3)
+    except httpx.TimeoutException:
+        raise CaseFailed("/ping did not answer while a session was synthesizing", expected="200 within 2 s",
+                         actual="timeout") from None
+    elapsed = time.perf_counter() - start
+    await conv.collect(rid)
+    if response.status_code != 200 or elapsed > PING_DEADLINE_S:
+        raise CaseFailed(f"/ping answered {response.status_code} after {elapsed:.2f} s during synthesis",
+                         expected="200 within 2 s", actual=f"{response.status_code} after {elapsed:.2f} s")
+    return ok(f"/ping {elapsed * 1000:.0f} ms during synthesis")
+
+
+@case("health.label.1", "the image declares the bidirectional-streaming capability label",
+      clauses=["SM-LABEL"], expect=f"LABEL {BIDI_LABEL}=true", requires=[Requires.IMAGE])
+async def image_label(ctx: CaseContext) -> Outcome:
+    labels_of = getattr(ctx.target, "image_labels", None)
+    if labels_of is None:
+        raise CaseFailed("the target cannot inspect its image", expected="the image's labels", actual="none")
+    labels = await asyncio.to_thread(labels_of)
+    value = labels.get(BIDI_LABEL)
+    if value != "true":
+        raise CaseFailed(f"image {ctx.target.image} has {BIDI_LABEL}={value!r}", expected="true",
+                         actual=repr(value))
+    return ok()

@@ -1,0 +1,179 @@
+"""isolation.*: concurrent sessions get their own audio; a bad, slow or vanishing session hurts no one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
+
+import httpx
+from websockets.asyncio.client import connect
+
+from bidi_tts.frames import FrameKind
+from bidi_tts.transports.websocket import websocket_url
+from bidi_tts_conformance.cases._util import SENTENCE, SHORT, TINY
+from bidi_tts_conformance.cases.frames import long_text, sentences
+from bidi_tts_conformance.context import CaseContext
+from bidi_tts_conformance.model import CaseFailed, Outcome, case, ok
+
+
+@case("isolation.concurrent.1", "3 concurrent sessions with texts of different lengths get their own audio",
+      clauses=["TTS-ISOLATION", "TTS-ORDER"], expect="each completes; longer text, longer audio")
+async def concurrent(ctx: CaseContext) -> Outcome:
+    texts = [TINY, SHORT, SENTENCE + " " + SENTENCE]
+    convs = [await ctx.conversation(patience=len(texts)) for _ in texts]
+    rids = [await c.synthesize(t) for c, t in zip(convs, texts, strict=True)]
+    replies = await asyncio.gather(*(c.collect(r) for c, r in zip(convs, rids, strict=True)))
+    for conv, reply in zip(convs, replies, strict=True):
+        if reply.error is not None:
+            raise CaseFailed(f"a valid message was refused with error {reply.error.code or '(no code)'} beside "
+                             "two other sessions", expected="synthesis", actual=f"error {reply.error.code}")
+        conv.raise_violations()
+    seconds = [r.record.audio_seconds for r in replies]
+    if not seconds[0] < seconds[2] or not seconds[1] < seconds[2]:
+        raise CaseFailed(f"audio lengths {[f'{s:.2f}' for s in seconds]} s do not follow the text lengths "
+                         f"{[len(t) for t in texts]}: sessions got each other's audio",
+                         expected="longer text, longer audio", actual=str([round(s, 2) for s in seconds]))
+    return ok("audio " + ", ".join(f"{s:.2f} s" for s in seconds))
+
+
+HOL_LONG = (
+    "The morning train was late again. A child counted the pigeons on the platform. Her father read "
+    "the timetable twice. Somewhere a radio played an old song about the sea. At last the train came "
+    "around the bend. Everyone pressed forward at once. The conductor smiled at the crowd. Outside, "
+    "the rain kept falling on the empty square."
+)
+
+
+@case("isolation.hol.1", "head-of-line blocking: a short message in one session is not held until another "
+      "session's long message is finished", clauses=["TTS-ISOLATION"],
+      expect="B's 'Hi.' sent while A synthesizes 8 sentences: first audio before A's synthesis_complete, or "
+             "within 2x B alone (+0.5 s)")
+async def head_of_line(ctx: CaseContext) -> Outcome:
+    # B's messages each on a session of their own (a second message is session.*'s business), after a
+    # warm-up so that no model loading counts.
+    await (await ctx.conversation()).exchange(TINY)
+    alone = (await (await ctx.conversation()).exchange(TINY)).record.ttfa_s or 0.0
+    b = await ctx.conversation(patience=2)
+    a = await ctx.conversation(patience=sentences(HOL_LONG) / 2)
+    long_reply = a.replies[await a.synthesize(HOL_LONG)]
+    await a.wait_answer(long_reply.request_id)
+    await a.pump_until(lambda: bool(long_reply.audio) or long_reply.record.done)
+    if long_reply.error is not None:
+        raise CaseFailed(f"an 8-sentence message was refused with error {long_reply.error.code or '(no code)'}",
+                         expected="synthesis", actual=f"error {long_reply.error.code}")
+    short_reply = b.replies[await b.synthesize(TINY)]
+    # Keep reading A (a session that is not read would be a slow reader, another case's business).
+    reader = asyncio.create_task(a.pump_until(lambda: long_reply.record.done or bool(short_reply.audio)))
+    try:
+        why = await b.pump_until(lambda: bool(short_reply.audio) or short_reply.record.done)
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+    a_done = long_reply.record.completed_at
+    if why is not None or short_reply.record.first_audio_at is None:
+        raise CaseFailed(f"session B's 'Hi.' got no audio within {b.reply_timeout:.1f} s while session A "
+                         f"synthesized a long message ({b.received()})", expected="B served beside A",
+                         actual="B held")
+    held = short_reply.record.first_audio_at - short_reply.record.sent_at
+    bound = max(2 * alone, alone + 0.5)
+    shown = (f"B's first audio after {held * 1000:.0f} ms beside A, {alone * 1000:.0f} ms alone; A "
+             + ("had finished before" if a_done is not None and a_done <= short_reply.record.first_audio_at
+                else "was still synthesizing"))
+    if a_done is not None and a_done <= short_reply.record.first_audio_at and held > bound:
+        raise CaseFailed(f"head-of-line blocking: session B waited for session A's whole message ({shown})",
+                         expected=f"B's first audio before A's synthesis_complete or within {bound * 1000:.0f} ms",
+                         actual=shown)
+    return ok(shown)
+
+
+async def _ping_ok(ctx: CaseContext) -> str | None:
+    if ctx.base_url is None:
+        return None
+    try:
+        status = (await ctx.http().get("/ping", timeout=2.0)).status_code
+    except httpx.HTTPError as exc:
+        return f"/ping failed ({type(exc).__name__})"
+    return None if status == 200 else f"/ping answered {status}"
+
+
+async def _vandal(ctx: CaseContext) -> None:
+    """Bad inputs and an abrupt disconnect mid-message, on other sessions."""
+    garbage = await ctx.conversation()
+    for payload in (b"\xff\xfe\x00garbage", "not json", "[]"):
+        try:
+            await garbage.transport.send(payload, kind=FrameKind.BINARY if isinstance(payload, bytes)
+                                         else FrameKind.TEXT)
+        except Exception:  # the container may close this session: that is its right
+            break
+    leaver = await ctx.conversation()
+    await leaver.synthesize(SENTENCE + " " + SENTENCE)
+    await asyncio.sleep(0.05)
+    await leaver.close()
+    await garbage.close()
+
+
+@case("isolation.neighbour.1", "a session sending garbage and one disconnecting mid-message do not hurt "
+      "a good session", clauses=["TTS-ISOLATION", "SM-PING"],
+      expect="the good session completes with no violation; /ping stays 200")
+async def bad_neighbour(ctx: CaseContext) -> Outcome:
+    good = await ctx.conversation(patience=2)
+    rid = await good.synthesize(SENTENCE)
+    await _vandal(ctx)
+    reply = await good.collect(rid)
+    if reply.error is not None or not reply.audio:
+        why = f"error {reply.error.code or '(no code)'}" if reply.error else "no audio"
+        raise CaseFailed(f"the good session got {why} beside a misbehaving one", expected="synthesis",
+                         actual=why)
+    if problem := await _ping_ok(ctx):
+        raise CaseFailed(f"{problem} after a misbehaving session", expected="200", actual=problem)
+    await good.exchange(TINY)
+    return ok(f"{len(reply.audio)} audio bytes for the good session")
+
+
+async def _stall(ctx: CaseContext, text: str) -> Callable[[], Awaitable[None]]:
+    """Open a session that sends `text` and then never reads; returns how to close it. On a WebSocket
+    target its socket has a tiny receive buffer and the client stops reading at once, so the container's
+    sends block after a few kilobytes instead of filling megabytes of socket buffers."""
+    if ctx.base_url is None:  # SageMaker: the edge buffers what it buffers
+        conv = await ctx.conversation()
+        for _ in range(3):
+            await conv.synthesize(text)
+        return conv.close
+    parts = urlsplit(ctx.base_url)
+    sock = socket.socket(socket.AF_INET6 if ":" in (parts.hostname or "") else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, (parts.hostname or "127.0.0.1", parts.port or 80))
+    ws = await connect(websocket_url(ctx.base_url), sock=sock, max_queue=1, max_size=None, ping_interval=None,
+                       close_timeout=1.0, compression=None)
+    for _ in range(3):
+        await ws.send(json.dumps({"text": text, "voice": ctx.options.voice}))
+
+    async def close() -> None:
+        ws.transport.abort()  # a reader that never reads is dropped, not closed politely
+
+    return close
+
+
+@case("isolation.slow_reader.1", "a session that stops reading does not stall another session",
+      clauses=["TTS-ISOLATION"],
+      expect="another session's message completes while the first one's audio piles up unread")
+async def slow_reader(ctx: CaseContext) -> Outcome:
+    close_stalled = await _stall(ctx, long_text(1_100))
+    try:
+        await asyncio.sleep(0.5)  # let its audio start to pile up
+        good = await ctx.conversation(patience=2)
+        try:
+            reply = await good.exchange(SHORT)
+        except CaseFailed as exc:
+            raise CaseFailed(f"a session was stalled beside one that does not read: {exc.detail}",
+                             expected="served beside the stalled session", actual=exc.actual) from None
+        if problem := await _ping_ok(ctx):
+            raise CaseFailed(f"{problem} while a session was not reading", expected="/ping 200", actual=problem)
+    finally:
+        await close_stalled()
+    ctx.left_work_running = True
+    return ok(f"served in {(reply.record.complete_s or reply.record.ttfa_s or 0):.2f} s beside a stalled session")

@@ -1,0 +1,149 @@
+"""post.*: POST /invocations: streamed PCM, streamed WAV with 0xFFFFFFFF sizes, coded 400 errors."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import struct
+import time
+
+from bidi_tts_conformance.cases._util import SENTENCE, SHORT, message_problem, rms
+from bidi_tts_conformance.cases.audio import (
+    MIN_RMS,
+    STREAM_FIRST,
+    STREAM_RATIO,
+    STREAM_REST,
+    STREAM_SENTENCES,
+    STREAM_SLACK_S,
+)
+from bidi_tts_conformance.context import CaseContext
+from bidi_tts_conformance.model import CaseFailed, Outcome, Requires, case, ok
+
+UNKNOWN_SIZE = 0xFFFFFFFF
+
+
+async def _post(ctx: CaseContext, body: dict[str, object]) -> tuple[int, str, bytes, float | None, float]:
+    """Status, content type, body, time to first body byte, total time."""
+    start = time.perf_counter()
+    first: float | None = None
+    data = bytearray()
+    async with ctx.http().stream("POST", "/invocations", content=json.dumps(body),
+                                 headers={"Content-Type": "application/json"}) as response:
+        async for chunk in response.aiter_bytes():
+            if chunk and first is None:
+                first = time.perf_counter() - start
+            data.extend(chunk)
+        return (response.status_code, response.headers.get("content-type", ""), bytes(data), first,
+                time.perf_counter() - start)
+
+
+@case("post.pcm.1", "POST /invocations returns raw s16le PCM (audio/pcm) by default",
+      clauses=["POST-INVOCATIONS", "TTS-AUDIO"], expect="200, audio/pcm, even length, not silent",
+      requires=[Requires.HTTP])
+async def post_pcm(ctx: CaseContext) -> Outcome:
+    status, ctype, data, _, _ = await _post(ctx, {"text": SENTENCE, "voice": ctx.options.voice})
+    if status != 200:
+        raise CaseFailed(f"POST /invocations answered {status}: {data[:120]!r}", expected="200",
+                         actual=str(status))
+    if not ctype.startswith("audio/pcm"):
+        raise CaseFailed(f"Content-Type {ctype!r}", expected="audio/pcm", actual=ctype)
+    if len(data) % 2 or rms(data) < MIN_RMS:
+        raise CaseFailed(f"{len(data)} bytes, RMS {rms(data):.1f}", expected="whole samples of real sound")
+    return ok(f"{len(data)} bytes")
+
+
+@case("post.wav.1", 'POST /invocations with "format": "wav" streams a WAV header with 0xFFFFFFFF sizes',
+      clauses=["POST-INVOCATIONS"], expect="RIFF/WAVE, PCM 16-bit mono at the rate, sizes 0xFFFFFFFF",
+      requires=[Requires.HTTP])
+async def post_wav(ctx: CaseContext) -> Outcome:
+    status, _, data, _, _ = await _post(ctx, {"text": SHORT, "format": "wav"})
+    if status != 200:
+        raise CaseFailed(f"POST /invocations (wav) answered {status}", expected="200", actual=str(status))
+    if len(data) < 44 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        raise CaseFailed(f"not a WAV stream: starts {data[:12]!r}", expected="RIFF....WAVE")
+    riff_size = struct.unpack_from("<I", data, 4)[0]
+    fmt = data.find(b"fmt ")
+    dchunk = data.find(b"data")
+    if fmt < 0 or dchunk < 0:
+        raise CaseFailed("WAV header without fmt or data chunk", expected="RIFF, fmt, data", actual="no fmt/data")
+    audio_format, channels, rate, _, _, bits = struct.unpack_from("<HHIIHH", data, fmt + 8)
+    data_size = struct.unpack_from("<I", data, dchunk + 4)[0]
+    problems = []
+    if riff_size != UNKNOWN_SIZE or data_size != UNKNOWN_SIZE:
+        problems.append(f"sizes RIFF={riff_size:#x} data={data_size:#x} (a streamed WAV uses 0xFFFFFFFF)")
+    if (audio_format, channels, bits) != (1, 1, 16) or rate != ctx.options.sample_rate:
+        problems.append(f"format {audio_format}, {channels} channels, {bits} bits, {rate} Hz")
+    if problems:
+        raise CaseFailed("; ".join(problems), expected="PCM, 1 channel, 16 bits, sizes 0xFFFFFFFF")
+    return ok(f"{len(data) - dchunk - 8} PCM bytes after the header")
+
+
+@case("post.errors.1", "POST /invocations answers bad input with 400 and a coded JSON body",
+      clauses=["POST-INVOCATIONS", "TTS-ERROR"], expect='400 {"code", "message"} with the right code',
+      requires=[Requires.HTTP])
+async def post_errors(ctx: CaseContext) -> Outcome:
+    bad: list[tuple[str, bytes, str]] = [
+        ("not JSON", b"Hello there", "invalid_json"),
+        ("no text", json.dumps({"voice": ctx.options.voice}).encode(), "text_required"),
+        ("unknown voice", json.dumps({"text": SHORT, "voice": "../../etc/passwd"}).encode(), "unknown_voice"),
+        ("speed 0", json.dumps({"text": SHORT, "speed": 0}).encode(), "bad_speed"),
+        ("invalid UTF-8", b'{"text": "caf\xc3"}', "invalid_utf8"),
+    ]
+    for what, body, code in bad:
+        response = await ctx.http().post("/invocations", content=body,
+                                         headers={"Content-Type": "application/json"})
+        if response.status_code != 400:
+            raise CaseFailed(f"{what}: HTTP {response.status_code}", expected="400",
+                             actual=str(response.status_code))
+        try:
+            obj = response.json()
+        except ValueError:
+            raise CaseFailed(f"{what}: the 400 body is not JSON: {response.text[:80]!r}",
+                             expected='{"code", "message"}', actual="not JSON") from None
+        if not isinstance(obj, dict) or obj.get("code") != code:
+            got = obj.get("code") if isinstance(obj, dict) else obj
+            shown = "no code" if got is None else f"code {json.dumps(got)}"
+            raise CaseFailed(f"{what}: the 400 body has {shown}", expected=code, actual=shown)
+        if problem := message_problem(obj.get("message")):
+            raise CaseFailed(f"{what}: {problem}", expected="a human message", actual=problem)
+    return ok(f"{len(bad)} bad bodies answered 400 with their codes")
+
+
+async def _first_bytes_s(ctx: CaseContext, text: str) -> float:
+    """Time to the first body bytes of a POST; the rest of the response is dropped unread."""
+    start = time.perf_counter()
+    async with ctx.http().stream("POST", "/invocations", content=json.dumps({"text": text}),
+                                 headers={"Content-Type": "application/json"}) as response:
+        if response.status_code != 200:
+            raise CaseFailed(f"POST /invocations answered HTTP {response.status_code}", expected="200",
+                             actual=str(response.status_code))
+        async for chunk in response.aiter_bytes():
+            if chunk:
+                return time.perf_counter() - start
+    raise CaseFailed("POST /invocations answered 200 with an empty body", expected="audio", actual="no body")
+
+
+@case("post.stream.1", "POST /invocations streams: the first bytes leave before the last sentence is "
+      "synthesized", clauses=["POST-INVOCATIONS", "TTS-STREAM"],
+      expect=f"first bytes for {STREAM_SENTENCES} sentences within {STREAM_RATIO:g}x (+{STREAM_SLACK_S * 1000:.0f} "
+             "ms) those of the first sentence alone", requires=[Requires.HTTP])
+async def post_stream(ctx: CaseContext) -> Outcome:
+    await _first_bytes_s(ctx, STREAM_FIRST)  # warm-up
+    ctx.left_work_running = True  # responses are dropped unread: the container may still be working
+    t1 = await _first_bytes_s(ctx, STREAM_FIRST)
+    trials = 1 if t1 > 0.3 else 3
+    if trials > 1:
+        t1 = statistics.median([t1] + [await _first_bytes_s(ctx, STREAM_FIRST) for _ in range(trials - 1)])
+    limit = STREAM_RATIO * t1 + STREAM_SLACK_S
+    whole = []
+    for _ in range(trials):
+        whole.append(await _first_bytes_s(ctx, STREAM_FIRST + STREAM_REST))
+        if whole[-1] <= limit:
+            break
+    tm = min(whole)
+    shown = (f"first bytes after {tm * 1000:.0f} ms for {STREAM_SENTENCES} sentences, {t1 * 1000:.0f} ms for the "
+             f"first sentence alone")
+    if tm > limit:
+        raise CaseFailed(f"the response is buffered, not streamed: {shown}", expected=f"at most {limit * 1000:.0f} ms",
+                         actual=shown)
+    return ok(shown)

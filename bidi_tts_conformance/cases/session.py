@@ -1,0 +1,118 @@
+"""session.*: many messages in one session, pipelining, reuse after errors, request_id echo."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+from bidi_tts.transports.base import TransportTimeout
+from bidi_tts_conformance.cases._util import SHORT, TINY
+from bidi_tts_conformance.context import CaseContext
+from bidi_tts_conformance.diagnose import describe_close
+from bidi_tts_conformance.model import CaseFailed, Outcome, case, non_strict, ok
+
+TEXTS = ["Hi.", "Okay.", "Yes.", "Thank you.", "Good night."]
+
+
+async def _multi(ctx: CaseContext, count: int) -> Outcome:
+    conv = await ctx.conversation()
+    for i in range(count):
+        try:
+            await conv.exchange(TEXTS[i % len(TEXTS)])
+        except CaseFailed as exc:
+            closed = f" (the container {describe_close(conv.closed)})" if conv.closed else ""
+            raise CaseFailed(f"message {i + 1} of {count} failed{closed}: {exc.detail}",
+                             expected=f"{count} messages in one session", actual=f"{i} completed") from None
+    return ok(f"{count} messages")
+
+
+@case("session.multi.1", "2 messages, one after the other, in one session",
+      clauses=["TTS-SESSION", "TTS-ORDER"], expect="both synthesized; the session stays open")
+async def multi_2(ctx: CaseContext) -> Outcome:
+    return await _multi(ctx, 2)
+
+
+@case("session.multi.2", "5 messages in one session",
+      clauses=["TTS-SESSION", "TTS-ORDER"], expect="all synthesized")
+async def multi_5(ctx: CaseContext) -> Outcome:
+    return await _multi(ctx, 5)
+
+
+@case("session.multi.3", "20 short messages in one session",
+      clauses=["TTS-SESSION", "TTS-ORDER"], expect="all synthesized")
+async def multi_20(ctx: CaseContext) -> Outcome:
+    return await _multi(ctx, 20)
+
+
+@case("session.pipelined.1", "3 messages sent before reading: answered in order, never interleaved",
+      clauses=["TTS-ORDER", "TTS-SESSION"], expect="start/audio/complete of each, in send order")
+async def pipelined(ctx: CaseContext) -> Outcome:
+    conv = await ctx.conversation(patience=3)
+    rids = [await conv.synthesize(text) for text in ("One.", "Two.", "Three.")]
+    # Stop at the first interleaving: there is nothing more to learn from the rest.
+    await conv.pump_until(lambda: bool(conv.violations()) or all(conv.replies[r].record.done for r in rids))
+    for rid in rids:
+        await conv.complete(rid)
+    order = [conv.replies[r].record.started_at for r in rids]
+    if any(a is None or b is None or a > b for a, b in itertools.pairwise(order)):
+        raise CaseFailed("messages were not answered in send order", expected="One, Two, Three",
+                         actual="another order")
+    return ok()
+
+
+@case("session.reuse.1", "the session keeps working after a run of different errors",
+      clauses=["TTS-SESSION", "TTS-ERROR"], expect="each bad message gets an error; each good one audio")
+async def reuse_after_errors(ctx: CaseContext) -> Outcome:
+    conv = await ctx.conversation()
+    bad = ['{"text": "Hel', "[1, 2]", json.dumps({"text": ""}),
+           json.dumps({"text": TINY, "voice": "zz_nobody"}), json.dumps({"type": "dance"})]
+    for i, payload in enumerate(bad):
+        rid = conv.track()
+        await conv.send_raw(payload)
+        reply = await conv.wait_reply(rid)
+        if reply.error is None:
+            raise CaseFailed(f"bad message {payload[:40]!r} was not refused", expected="an error frame",
+                             actual="synthesis")
+        try:
+            await conv.exchange(TINY)
+        except CaseFailed as exc:
+            raise CaseFailed(f"after error {i + 1} ({reply.error.code}) the session stopped working: "
+                             f"{exc.detail}", expected="synthesis", actual=exc.actual) from None
+    return ok(f"{len(bad)} errors, {len(bad)} good messages")
+
+
+@case("session.request_id.1", "request_id is echoed in synthesis_start, synthesis_complete and error",
+      clauses=["TTS-ORDER", "TTS-ERROR"], expect="each control frame carries the request_id of its own message")
+async def request_id_echo(ctx: CaseContext) -> Outcome:
+    reply = await (await ctx.conversation()).exchange(SHORT, request_id="conformance-rid-1")
+    got = {"synthesis_start": reply.started.request_id if reply.started else None,
+           "synthesis_complete": reply.completed.request_id if reply.completed else None}
+    conv = await ctx.conversation()  # a session each: taking a second message is another case's business
+    rid = conv.track("conformance-rid-2")
+    await conv.send_raw(json.dumps({"text": "", "request_id": "conformance-rid-2"}))
+    err = await conv.wait_reply(rid)
+    got["error"] = err.error.request_id if err.error else None
+    want = {"synthesis_start": "conformance-rid-1", "synthesis_complete": "conformance-rid-1",
+            "error": "conformance-rid-2"}
+    wrong = {k: v for k, v in got.items() if v is not None and v != want[k]}
+    if wrong:
+        shown = ", ".join(f"{k} carries {v!r} instead of {want[k]!r}" for k, v in wrong.items())
+        raise CaseFailed(f"request_id not echoed: {shown}", expected=str(want), actual=shown)
+    missing = [k for k, v in got.items() if v is None and not (k == "synthesis_complete" and reply.completed is None)]
+    if missing:
+        return non_strict(f"request_id not echoed in {', '.join(missing)}")
+    return ok()
+
+
+@case("session.idle.1", "an idle session stays open (no frame, no close for 3 s) and then works",
+      clauses=["TTS-SESSION"], expect="nothing arrives while idle; the next message is synthesized")
+async def idle(ctx: CaseContext) -> Outcome:
+    conv = await ctx.conversation()
+    try:
+        frame = await conv.transport.receive(timeout=3.0)
+        raise CaseFailed(f"an unsolicited frame arrived on an idle session: {frame.payload[:60]!r}",
+                         expected="nothing", actual="a frame")
+    except TransportTimeout:
+        pass
+    await conv.exchange(TINY)
+    return ok()

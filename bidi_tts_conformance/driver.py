@@ -1,0 +1,390 @@
+"""A conversation: one Transport plus one ClientSession, with waits that turn into case failures.
+
+Every frame goes through :class:`bidi_tts.session.ClientSession`, which tracks each message and
+checks the ordering rules. A conversation judges only the rules its case is about (`focus`): any
+other violation becomes a note for the report, so one deviation fails the one case that owns it
+instead of every case that happens to see it.
+
+Waiting is bounded by silence, not by a fixed total: a wait fails when no frame at all arrives for
+`reply_timeout` seconds (calibrated from the container), so a broken container fails fast while a
+slow one that keeps streaming is given the time it needs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bidi_tts.frames import FrameKind
+from bidi_tts.protocol import SynthesizeRequest
+from bidi_tts.session import (
+    AudioReceived,
+    ClientSession,
+    ErrorReceived,
+    MessageRecord,
+    ProtocolViolation,
+    Rule,
+    SessionEvent,
+    Severity,
+    SynthesisCompleted,
+    SynthesisStarted,
+)
+from bidi_tts.transports.base import Transport, TransportClosed, TransportTimeout
+from bidi_tts_conformance.diagnose import describe_close, describe_frame
+from bidi_tts_conformance.focus import judged_by
+from bidi_tts_conformance.model import CaseFailed
+
+EVERY_RULE: frozenset[Rule] = frozenset(Rule)
+ONE_BURST_CHARS = 20  # a message this short is one unit of work: its audio comes in one burst
+
+
+@dataclass(slots=True)
+class Reply:
+    """Everything that answered one synthesize message."""
+
+    request_id: str
+    record: MessageRecord
+    started: SynthesisStarted | None = None
+    completed: SynthesisCompleted | None = None
+    error: ErrorReceived | None = None
+    audio: bytearray = field(default_factory=bytearray)
+    frame_kinds: list[str] = field(default_factory=list)  # "text"/"binary"/"?" per frame in order
+
+    @property
+    def answered(self) -> bool:
+        """Any sign of an answer: synthesis_start, audio, or an error."""
+        return self.started is not None or bool(self.audio) or self.error is not None
+
+
+@dataclass(slots=True)
+class Notes:
+    """Deviations seen outside a case's focus: reported once each, never judged by that case."""
+
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, line: str) -> None:
+        if line not in self.lines:
+            self.lines.append(line)
+
+
+class Conversation:
+    """Drives one session: send messages, collect replies, fail with the real cause."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        reply_timeout: float,
+        voice: str,
+        sample_rate: int,
+        focus: Collection[Rule] = EVERY_RULE,
+        notes: Notes | None = None,
+        end_silence: float | None = None,
+        end_silence_one: float | None = None,
+    ) -> None:
+        self.transport = transport
+        self.session = ClientSession()
+        self.reply_timeout = reply_timeout  # the longest silence while a frame is due
+        # Once a message's audio has started and stopped: the silence after which it counts as ended
+        # without synthesis_complete (shorter than reply_timeout only for a container seen to send none).
+        self.end_silence = reply_timeout if end_silence is None else min(end_silence, reply_timeout)
+        self.end_silence_one = self.end_silence if end_silence_one is None else min(end_silence_one,
+                                                                                    self.end_silence)
+        self.voice = voice
+        self.sample_rate = sample_rate
+        self.focus = frozenset(focus)
+        self.notes = notes if notes is not None else Notes()
+        self.log: list[str] = []  # human description of every frame received, in order
+        self.events: list[SessionEvent] = []
+        self.replies: dict[str, Reply] = {}
+        self.closed: TransportClosed | None = None
+        self.closed_at: float | None = None
+        self.closed_by_client = False
+
+    # -- sending -------------------------------------------------------------------------------
+    def request(self, text: str, **fields: Any) -> SynthesizeRequest:
+        values: dict[str, Any] = {"voice": self.voice, "sample_rate": self.sample_rate}
+        values.update(fields)
+        return SynthesizeRequest(text=text, **values)
+
+    async def synthesize(
+        self,
+        text: str,
+        *,
+        kind: FrameKind | None = FrameKind.TEXT,
+        payload: dict[str, Any] | None = None,
+        fragments: int | None = None,
+        split_at: Sequence[int] | None = None,
+        **fields: Any,
+    ) -> str:
+        """Send one synthesize message; returns its request_id.
+
+        `payload` replaces the JSON body (its request_id, if any, is used for tracking);
+        `fragments`/`split_at` send it as a fragmented message split at those byte offsets.
+        """
+        if payload is not None:
+            rid = str(payload.get("request_id") or uuid.uuid4().hex)
+            body = json.dumps(payload, ensure_ascii=False)
+            self.session.synthesize(self.request(text, request_id=rid, **fields))
+        else:
+            req = self.request(text, **fields)
+            rid = req.request_id
+            body = self.session.synthesize(req)
+        self.replies[rid] = Reply(rid, self.session.records[rid])
+        data = body.encode("utf-8")
+        if split_at is not None or fragments is not None:
+            cuts = sorted(split_at) if split_at is not None else _even_cuts(len(data), fragments or 2)
+            parts = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+            await self._send(lambda: self.transport.send_fragmented(parts, kind=kind or FrameKind.BINARY))
+        else:
+            await self.send_raw(data if kind is not FrameKind.TEXT else body, kind=kind)
+        return rid
+
+    def track(self, request_id: str | None = None, text: str = "(raw message)") -> str:
+        """Expect an answer to a raw message about to be sent (so its frames are attributed)."""
+        req = self.request(text, request_id=request_id or uuid.uuid4().hex)
+        self.session.synthesize(req)
+        self.replies[req.request_id] = Reply(req.request_id, self.session.records[req.request_id])
+        return req.request_id
+
+    async def send_raw(self, payload: bytes | str, *, kind: FrameKind | None = FrameKind.TEXT) -> None:
+        """Send bytes exactly as given (bad inputs, close, cancel)."""
+        await self._send(lambda: self.transport.send(payload, kind=kind))
+
+    async def send_json(self, obj: Any, *, kind: FrameKind | None = FrameKind.TEXT) -> None:
+        await self.send_raw(json.dumps(obj), kind=kind)
+
+    async def _send(self, send: Callable[[], Any]) -> None:
+        try:
+            await send()
+        except TransportClosed as closed:
+            self._on_closed(closed)
+            raise CaseFailed(f"the container had closed the session before the message was sent "
+                             f"({describe_close(closed)})", expected="an open session",
+                             actual=describe_close(closed)) from None
+
+    async def close_request(self, kind: FrameKind | None = FrameKind.TEXT) -> None:
+        await self.send_raw(self.session.close(), kind=kind)
+
+    # -- receiving -----------------------------------------------------------------------------
+    async def pump(self, timeout: float | None = None) -> list[SessionEvent]:
+        """Receive one frame and feed it to the session. Raises TransportClosed/TransportTimeout."""
+        if self.closed is not None:
+            raise self.closed
+        try:
+            frame = await self.transport.receive(timeout=self.reply_timeout if timeout is None else timeout)
+        except TransportClosed as closed:
+            self._on_closed(closed)
+            raise
+        self.log.append(describe_frame(frame.payload, frame.kind))
+        undone = [r for r in self.replies.values() if not r.record.done]
+        events = self.session.receive_frame(frame)
+        owner: Reply | None = None
+        for event in events:
+            self.events.append(event)
+            if isinstance(event, AudioReceived):
+                owner = self.replies.get(event.request_id or "")
+                if owner is not None:
+                    owner.audio.extend(event.pcm)
+            elif isinstance(event, SynthesisStarted):
+                current = self.session.current
+                owner = self.replies.get(current.request_id) if current else None
+                if owner is not None:
+                    owner.started = event
+            elif isinstance(event, SynthesisCompleted | ErrorReceived):
+                owner = next((r for r in undone if r.record.done), None)
+                if owner is not None:
+                    if isinstance(event, SynthesisCompleted):
+                        owner.completed = event
+                    else:
+                        owner.error = event
+            elif isinstance(event, ProtocolViolation):
+                if event.rule is Rule.TEXT_NOT_JSON and self.session.current is not None:
+                    owner = self.replies.get(self.session.current.request_id)  # audio sent as TEXT
+                if event.rule not in self.focus:
+                    self.notes.add(f"{event.clause}: {event.description} (judged by {judged_by(event.rule)})")
+        if owner is not None:
+            owner.frame_kinds.append(frame.kind.value if frame.kind else "?")
+        return events
+
+    def _on_closed(self, closed: TransportClosed) -> None:
+        if self.closed is None:
+            self.closed = closed
+            self.closed_at = time.perf_counter()
+            self.session.connection_closed(closed.code, closed.reason)
+
+    def received(self) -> str:
+        """The last frames received, for failure details."""
+        shown = self.log[-6:]
+        more = f"{len(self.log) - len(shown)} earlier frames, then " if len(self.log) > len(shown) else ""
+        return f"{more}{'; '.join(shown)}" if shown else "no frame at all"
+
+    async def pump_until(self, done: Callable[[], bool], *, silence: float | None = None,
+                         total: float | None = None) -> str | None:
+        """Read frames until `done()`; None when done, else why not: "silence" (no frame for `silence`
+        seconds), "total" (the `total` budget ran out while frames kept coming) or "closed"."""
+        silence = self.reply_timeout if silence is None else silence
+        deadline = None if total is None else time.perf_counter() + total
+        while not done():
+            wait = silence
+            if deadline is not None:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    return "total"
+                wait = min(wait, left)
+            try:
+                await self.pump(wait)
+            except TransportTimeout:
+                if deadline is not None and time.perf_counter() >= deadline:
+                    return "total"
+                return "silence"
+            except TransportClosed:
+                return None if done() else "closed"
+        return None
+
+    async def _wait_end(self, reply: Reply, timeout: float | None) -> str | None:
+        """Until the answer ends: the silence allowed before its audio starts, then (once audio flows)
+        the end silence, which is shorter for a container seen to send no synthesis_complete."""
+        why = await self.pump_until(lambda: bool(reply.audio) or reply.record.done, silence=timeout)
+        if why is None and not reply.record.done:
+            one_burst = len(reply.record.text) <= ONE_BURST_CHARS
+            silence = timeout if timeout is not None else self.end_silence_one if one_burst else self.end_silence
+            why = await self.pump_until(lambda: reply.record.done, silence=silence)
+        return why
+
+    async def wait_reply(self, rid: str, timeout: float | None = None) -> Reply:
+        """Wait until the message is completed or answered with an error (`timeout`: silence allowed)."""
+        reply = self.replies[rid]
+        why = await self._wait_end(reply, timeout)
+        if why == "closed":
+            assert self.closed is not None
+            raise CaseFailed(
+                f"the container {describe_close(self.closed)} before finishing the message; received: "
+                f"{self.received()}",
+                expected="synthesis_start, audio, synthesis_complete; the session stays open",
+                actual=describe_close(self.closed))
+        if why is not None:
+            waited = timeout if timeout is not None else self.end_silence if reply.answered else self.reply_timeout
+            raise self._no_reply(reply, waited)
+        return reply
+
+    async def wait_answer(self, rid: str, timeout: float | None = None) -> Reply:
+        """Wait for the first sign of an answer (synthesis_start, audio or an error), or a close."""
+        reply = self.replies[rid]
+        why = await self.pump_until(lambda: reply.answered or reply.record.done, silence=timeout)
+        if why == "silence":
+            raise self._no_reply(reply, self.reply_timeout if timeout is None else timeout)
+        return reply
+
+    async def collect(self, rid: str) -> Reply:
+        """Read the answer until it ends (synthesis_complete, an error, a close) or goes silent, for a
+        case about what arrived rather than how it ended; fails only when nothing at all answered.
+        A missing end is noted for the cases that judge it."""
+        reply = self.replies[rid]
+        why = await self._wait_end(reply, None)
+        if not reply.answered:
+            if why == "closed" and self.closed is not None:
+                raise CaseFailed(f"the container {describe_close(self.closed)} without answering the message; "
+                                 f"received: {self.received()}", expected="synthesis_start, audio",
+                                 actual=describe_close(self.closed))
+            raise self._no_reply(reply, self.reply_timeout)
+        if why == "silence" and self.session.current is reply.record:
+            self.session.give_up_current()
+            self.notes.add("TTS-ORDER: no synthesis_complete; the audio stopped and nothing more arrived "
+                           "(judged by audio.order.1)")
+        return reply
+
+    async def exchange(self, text: str, **kw: Any) -> Reply:
+        """Send one message and read its answer to the end, for a case about the session rather than the
+        message's framing: fails when it is refused or nothing answers, while a missing
+        synthesis_complete is only noted (audio.order.1 judges it)."""
+        reply = await self.collect(await self.synthesize(text, **kw))
+        if reply.error is not None:
+            raise CaseFailed(
+                f"a valid message was refused with error {reply.error.code or '(no code)'}",
+                expected="synthesis_start, audio, synthesis_complete", actual=f"error {reply.error.code}")
+        if not reply.audio:
+            raise CaseFailed(f"no audio; received: {self.received()}", expected="audio", actual="no audio")
+        self.raise_violations()
+        return reply
+
+    def _no_reply(self, reply: Reply, silence: float) -> CaseFailed:
+        if reply.started is None and not reply.audio:
+            what = "no answer (no synthesis_start, no audio, no error)"
+        elif not reply.audio:
+            what = "synthesis_start but no audio"
+        else:
+            what = f"synthesis_start and {len(reply.audio)} audio bytes but no synthesis_complete"
+        return CaseFailed(f"{what}: nothing arrived for {silence:.1f} s; received: {self.received()}",
+                          expected="synthesis_start, audio, synthesis_complete", actual=what)
+
+    async def complete(self, rid: str, timeout: float | None = None) -> Reply:
+        """Wait for the reply and require success: synthesis_complete, no violation in focus."""
+        reply = await self.wait_reply(rid, timeout)
+        if reply.error is not None:
+            raise CaseFailed(
+                f"a valid message was refused with error {reply.error.code or '(no code)'}"
+                f"{': ' + repr(reply.error.message) if reply.error.message else ''}",
+                expected="synthesis_start, audio, synthesis_complete", actual=f"error {reply.error.code}")
+        self.raise_violations()
+        return reply
+
+    async def say(self, text: str, **kw: Any) -> Reply:
+        """Send one message and wait for its successful completion."""
+        timeout = kw.pop("timeout", None)
+        return await self.complete(await self.synthesize(text, **kw), timeout)
+
+    async def wait_closed(self, timeout: float | None = None) -> TransportClosed:
+        """Read (and check) frames until the container closes the session (`timeout`: silence allowed,
+        and also the whole wait: a container that keeps sending must still close)."""
+        limit = self.reply_timeout if timeout is None else timeout
+        why = await self.pump_until(lambda: self.closed is not None, silence=limit, total=limit)
+        if why is None and self.closed is not None:
+            return self.closed
+        raise CaseFailed(f"the container did not close the session within {limit:.1f} s; received: "
+                         f"{self.received()}", expected="a close frame", actual="the session stayed open")
+
+    async def quiet(self, seconds: float) -> list[str]:
+        """Frames that arrive within `seconds` (expected: none)."""
+        seen = len(self.log)
+        await self.pump_until(lambda: False, silence=seconds, total=seconds)
+        return self.log[seen:]
+
+    # -- invariants ----------------------------------------------------------------------------
+    def violations(self, severity: Severity | None = Severity.ERROR) -> list[ProtocolViolation]:
+        """Violations of the rules in focus (all rules for a conversation made outside a case)."""
+        return [v for v in self.session.violations
+                if v.rule in self.focus and (severity is None or v.severity is severity)]
+
+    def raise_violations(self) -> None:
+        bad = self.violations()
+        if bad:
+            first = bad[0]
+            more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+            raise CaseFailed(f"{first.clause}: {first.description}{more}",
+                             expected="frames as CONTRACT.md orders them", actual=first.description)
+
+    def warnings(self) -> list[str]:
+        return [f"{v.clause}: {v.description}" for v in self.violations(Severity.WARNING)]
+
+    @property
+    def unfinished(self) -> bool:
+        """Messages were sent whose answer had not ended when the client closed (work left running)."""
+        return any(not r.record.done or r.record.given_up for r in self.replies.values())
+
+    async def close(self) -> None:
+        if self.closed is None:
+            self.closed_by_client = True
+        try:
+            await self.transport.close()
+        except Exception:  # the peer may already be gone; closing is best effort
+            pass
+
+
+def _even_cuts(length: int, parts: int) -> list[int]:
+    step = max(1, length // parts)
+    return [i * step for i in range(1, parts) if i * step < length]

@@ -1,0 +1,261 @@
+"""The pytest plugin of the conformance suite (loaded by the root conftest.py).
+
+Options pinned in CONTRACT.md section 2 (--container-url, --endpoint-name, --region, --endpoint-url,
+--endpoint-ca, --conformance-report) plus --target, --image, --case, --list-cases, --voice,
+--sample-rate, --case-timeout, --reply-timeout, --conformance-html. Each case of the registry
+becomes one pytest item named by its id; the target starts lazily, on the first case that runs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from bidi_tts_conformance.context import Options
+from bidi_tts_conformance.model import Case, CaseResult, Registry, Verdict
+from bidi_tts_conformance.report import Entry, summary_lines, write_html, write_json
+from bidi_tts_conformance.runner import SuiteRunner, unmet_requirement
+from bidi_tts_conformance.targets import (
+    DEFAULT_IMAGE,
+    DockerTarget,
+    ProcessTarget,
+    SageMakerEndpointTarget,
+    Target,
+    docker_available,
+)
+
+DEFAULT_REPORT = "reports/conformance.json"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("conformance", "TTS bidirectional-streaming conformance suite")
+    g.addoption("--container-url", default=None, help="check a running container (http://host:port)")
+    g.addoption("--endpoint-name", default=None, help="check a SageMaker endpoint")
+    g.addoption("--region", default=os.environ.get("AWS_REGION", "us-east-1"), help="endpoint region")
+    g.addoption("--endpoint-url", default=None, help="SageMaker runtime URL (e.g. a local stand-in)")
+    g.addoption("--endpoint-ca", default=None, help="CA certificate (PEM) to trust for --endpoint-url")
+    g.addoption("--target", choices=("auto", "docker", "process"), default="auto",
+                help="how to start the reference container when no URL/endpoint is given")
+    g.addoption("--image", default=DEFAULT_IMAGE,
+                help=f"Docker image for --target docker (default {DEFAULT_IMAGE})")
+    g.addoption("--conformance-report", default=None, help=f"JSON report path (default {DEFAULT_REPORT})")
+    g.addoption("--conformance-html", default=None, help="also write an HTML report here")
+    g.addoption("--case", action="append", default=[], help="run only cases whose id matches this glob")
+    g.addoption("--list-cases", action="store_true", help="list case ids, clauses and descriptions; exit")
+    g.addoption("--conformance-strict", action="store_true",
+                help="NON-STRICT verdicts fail (pytest's own --strict does the same)")
+    g.addoption("--voice", default="af_heart", help="voice for the cases (default af_heart)")
+    g.addoption("--sample-rate", type=int, default=24_000, help="sample rate for the cases (default 24000)")
+    g.addoption("--case-timeout", type=float, default=None,
+                help="seconds for one whole case (default: 25x the silence allowed, 60 to 300)")
+    g.addoption("--reply-timeout", type=float, default=None,
+                help="seconds of silence allowed while an expected frame is due (default: calibrated on the "
+                     "container at the start of the run, 2 to 60)")
+    g.addoption("--container-log", default=None, help="write the process target's output here")
+
+
+class CaseCollection:
+    """Put one in a test module: the plugin turns it into one item per selected case."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+
+
+class ConformanceState:
+    """Per-run state: the target (started lazily), the results, the report."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        reply_timeout = config.getoption("reply_timeout")
+        case_timeout = config.getoption("case_timeout")
+        self.options = Options(
+            voice=config.getoption("voice"),
+            sample_rate=config.getoption("sample_rate"),
+            reply_timeout=60.0 if reply_timeout is None else reply_timeout,
+            case_timeout=300.0 if case_timeout is None else case_timeout,
+        )
+        self._calibrate = reply_timeout is None
+        self._case_timeout_given = case_timeout is not None
+        self.strict = bool(config.getoption("conformance_strict") or config.getoption("strict", False))
+        self.planned = self._plan()
+        self.runner = SuiteRunner(self.planned, self.options, calibrate_timeouts=self._calibrate,
+                                  case_timeout_given=self._case_timeout_given, progress=self.note)
+        self._started = False
+        self._start_error: str | None = None
+        self.results: dict[str, CaseResult] = {}
+        self.entries: dict[str, Entry] = {}
+        self.cases: list[Case] = []
+
+    def _plan(self) -> Target:
+        opt = self.config.getoption
+        if opt("container_url"):
+            url = str(opt("container_url")).rstrip("/")
+            return Target(kind="url", base_url=url, description=f"container {url}")
+        if opt("endpoint_name"):
+            return SageMakerEndpointTarget(endpoint_name=opt("endpoint_name"), region=opt("region"),
+                                           endpoint_url=opt("endpoint_url"), ca_file=opt("endpoint_ca"))
+        image = opt("image")
+        kind = opt("target")
+        if kind == "auto":
+            available, why = docker_available(image)
+            kind = "docker" if available else "process"
+            chosen = f"Docker image {image}" if available else f"local process ({why})"
+            self.note(f"target auto: {chosen}")
+        if kind == "docker":
+            return DockerTarget(image=image)
+        return ProcessTarget(log_path=opt("container_log"))
+
+    def note(self, message: str) -> None:
+        """A progress line for people, printed at once even while pytest captures a test's output."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None:
+            return
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if capture is None:
+            reporter.write_line(f"[conformance] {message}")
+            return
+        with capture.global_and_fixture_disabled():
+            reporter.ensure_newline()
+            reporter.write_line(f"[conformance] {message}")
+
+    def target(self) -> Target:
+        """The started target; the first call starts it (and a failed start is remembered)."""
+        if self._start_error is not None:
+            pytest.fail(self._start_error, pytrace=False)
+        if not self._started:
+            self._started = True
+            try:
+                self.planned.start(self.note)
+            except Exception as exc:
+                self._start_error = f"the {self.planned.kind} target did not start: {exc}"
+                pytest.fail(self._start_error, pytrace=False)
+        return self.planned
+
+    def stop(self) -> None:
+        if self._started:
+            self.planned.stop()
+
+
+STATE = pytest.StashKey[ConformanceState]()
+
+
+def _state(config: pytest.Config) -> ConformanceState:
+    if STATE not in config.stash:
+        config.stash[STATE] = ConformanceState(config)
+    return config.stash[STATE]
+
+
+class CaseItem(pytest.Item):
+    """One conformance case as a pytest test (its name is the case id)."""
+
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.user_properties.append(("case_id", case.id))
+        self.user_properties.append(("clauses", ",".join(case.clauses)))
+
+    def runtest(self) -> None:
+        state = _state(self.config)
+        reason = unmet_requirement(self.case, state.planned)
+        if reason is None:
+            state.target()
+            result = state.runner.run(self.case)
+        else:
+            result = CaseResult(self.case, Verdict.SKIPPED, reason)
+        state.results[self.case.id] = result
+        self.user_properties.append(("verdict", result.verdict.value))
+        self.user_properties.append(("detail", result.detail))
+        if result.verdict is Verdict.SKIPPED:
+            pytest.skip(result.detail)
+        if result.verdict is Verdict.FAILED:
+            raise CaseFailure(result)
+        if result.verdict is Verdict.NON_STRICT and state.strict:
+            raise CaseFailure(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseFailure):
+            r = excinfo.value.result
+            return (f"{r.case.id} [{', '.join(r.case.clauses)}] {r.verdict.value}: {r.case.description}\n"
+                    f"  expected: {r.expected or r.case.expectation}\n"
+                    f"  actual:   {r.actual or '-'}\n"
+                    f"  detail:   {r.detail}")
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"conformance case {self.case.id}"
+
+
+class CaseFailure(Exception):
+    """Raised by a CaseItem whose verdict fails the run."""
+
+    def __init__(self, result: CaseResult) -> None:
+        self.result = result
+        super().__init__(result.detail)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> list[CaseItem] | None:
+    if not isinstance(obj, CaseCollection):
+        return None
+    globs = collector.config.getoption("case") or None
+    cases = obj.registry.select(globs)
+    _state(collector.config).cases = cases
+    return [CaseItem.from_parent(collector, name=c.id, case=c) for c in cases]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    url = config.getoption("container_url", None)
+    if url:
+        parts = urlsplit(str(url))
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise pytest.UsageError(f"--container-url {url!r} is not an http(s) URL; give it as http://HOST:PORT "
+                                    "(e.g. http://127.0.0.1:8080)")
+    if config.getoption("list_cases", False):
+        from bidi_tts_conformance.cases import REGISTRY
+
+        for c in REGISTRY.select(config.getoption("case") or None):
+            print(f"{c.id:<28} {','.join(c.clauses):<36} {c.description}")
+        pytest.exit("listed the conformance cases", returncode=0)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if isinstance(item, CaseItem) and (report.when == "call" or report.outcome != "passed"):
+        state = _state(item.config)
+        result = state.results.get(item.case.id) or CaseResult(
+            item.case, Verdict.FAILED, str(call.excinfo.value) if call.excinfo else "not run")
+        if item.case.id not in state.entries or report.outcome != "passed":
+            state.entries[item.case.id] = Entry.from_result(result, report.outcome)
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if STATE not in session.config.stash:
+        return
+    state = session.config.stash[STATE]
+    state.stop()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if STATE not in config.stash:
+        return
+    state = config.stash[STATE]
+    entries = [state.entries[c.id] for c in state.cases if c.id in state.entries]
+    if not entries:
+        return
+    path = Path(config.getoption("conformance_report") or DEFAULT_REPORT)
+    write_json(path, entries)
+    terminalreporter.section(f"conformance: {state.planned.label}")
+    for line in summary_lines(entries):
+        terminalreporter.write_line(line)
+    html_path = config.getoption("conformance_html")
+    if html_path:
+        write_html(Path(html_path), entries, f"Conformance of {state.planned.label}")
+        terminalreporter.write_line(f"HTML report: {Path(html_path).resolve()}")
+    terminalreporter.write_line(f"conformance report: {path.resolve()} ({time.strftime('%H:%M:%S')})")

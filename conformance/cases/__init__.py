@@ -1,9 +1,0 @@
-"""The conformance cases. Importing this package registers every case in REGISTRY, in report order."""
-
-# The import order is the order of the cases in every report: keep it, do not sort it.
-from conformance.cases import health, frames, audio, session, close, errors  # noqa: F401, I001
-from conformance.cases import isolation, post, cancel, sagemaker, robust  # noqa: F401
-from conformance.cases import content  # noqa: F401
-from conformance.model import REGISTRY
-
-__all__ = ["REGISTRY"]
