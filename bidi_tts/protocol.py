@@ -102,6 +102,7 @@ class Limits:
     max_speed: float = 4.0
     sample_rates: frozenset[int] = SUPPORTED_SAMPLE_RATES
     voices: frozenset[str] | None = None  # None: any syntactically valid name (clients only)
+    default_voice: str = DEFAULT_VOICE  # the voice of a message that names none
 
 
 class ProtocolError(Exception):
@@ -160,6 +161,11 @@ class CancelRequest:
 ClientMessage = SynthesizeRequest | CloseRequest | CancelRequest
 
 _VOICE_NAME = re.compile(r"[a-z]{2}_[a-z0-9]{1,32}")
+
+
+def is_voice_name(name: object) -> bool:
+    """True for a syntactically valid voice name (``af_heart``): two letters, ``_``, up to 32 more."""
+    return isinstance(name, str) and _VOICE_NAME.fullmatch(name) is not None
 
 
 def _request_id_of(obj: dict[str, Any]) -> str | None:
@@ -221,10 +227,10 @@ def parse_client_message(data: bytes | str, limits: Limits | None = None) -> Cli
             f"{limits.max_text_chars}.",
         )
 
-    voice = obj.get("voice", DEFAULT_VOICE)
+    voice = obj.get("voice")
     if voice is None:
-        voice = DEFAULT_VOICE
-    if not isinstance(voice, str) or not _VOICE_NAME.fullmatch(voice):
+        voice = limits.default_voice
+    if not isinstance(voice, str) or not is_voice_name(voice):
         raise fail(ErrorCode.UNKNOWN_VOICE)
     if limits.voices is not None and voice not in limits.voices:
         raise fail(ErrorCode.UNKNOWN_VOICE, f"Unknown voice {voice!r}; see the container's voice list.")

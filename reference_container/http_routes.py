@@ -1,4 +1,4 @@
-"""HTTP routes: `GET /ping` and `POST /invocations` (one whole input, audio streamed as it is made)."""
+"""HTTP routes: `GET /ping`, `GET /voices` and `POST /invocations` (one whole input, audio streamed as it is made)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,23 @@ async def ping(request: Request) -> Response:
     if state.ready.is_set():
         return JSONResponse({"status": "ok"})
     return JSONResponse({"status": "failed" if state.failed else "loading"}, status_code=503)
+
+
+async def voices(request: Request) -> Response:
+    """The voice allow-list once the model is loaded: `{"voices": [...], "default": ..., "source": ...}`.
+
+    503 `busy` while loading (the list is what the loaded model accepts, not a guess); the command
+    line's `--list-voices` tells the same without starting the server.
+    """
+    state: AppState = request.app.state.container
+    if not state.ready.is_set():
+        return _error(503, protocol.ErrorCode.BUSY.value, "The model is still loading; retry when /ping answers 200.")
+    inner = getattr(state.synth, "inner", state.synth)
+    return JSONResponse({
+        "voices": sorted(state.limits.voices or ()),
+        "default": state.limits.default_voice,
+        "source": getattr(inner, "voice_source", None),
+    })
 
 
 async def invocations(request: Request) -> Response:

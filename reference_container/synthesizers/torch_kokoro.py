@@ -19,6 +19,7 @@ import logging
 import math
 import queue
 import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from reference_container import assets
-from reference_container.g2p import install_spacy_shim
+from reference_container.g2p import install_spacy_shim, kokoro_pipeline
 from reference_container.synthesizers.torch_batch import BatchedModel, Batcher
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,10 @@ class TorchKokoro:
     def voices(self) -> frozenset[str]:
         return frozenset(self._voices)
 
+    @property
+    def voice_source(self) -> str:
+        return self._bank.source if self._bank else ""
+
     def _weights(self) -> tuple[str | dict[str, Any], str]:
         config = assets.find_config(self._weights_dir)
         if self.random_init:
@@ -118,12 +123,21 @@ class TorchKokoro:
 
     def load(self) -> None:
         import torch
-        from kokoro import KModel, KPipeline
+        from kokoro import KModel
 
         install_spacy_shim()
         self.device = resolve_device(self._device_setting)
         config, weights = self._weights()
-        model = KModel(repo_id=assets.REPO_ID, config=config, model=weights)
+        with warnings.catch_warnings():
+            # kokoro 0.9.4 builds its modules with the old `torch.nn.utils.weight_norm` (a FutureWarning
+            # since torch 2.1) and single-layer LSTMs with dropout=0.2 (a UserWarning: dropout only
+            # acts between layers). Both are kokoro's code and harmless at inference; silence exactly
+            # these two while the model is built, so every start is not two warnings on stderr.
+            warnings.filterwarnings("ignore", message=r"`torch\.nn\.utils\.weight_norm` is deprecated",
+                                    category=FutureWarning)
+            warnings.filterwarnings("ignore", message=r"dropout option adds dropout after all but last "
+                                    r"recurrent layer", category=UserWarning)
+            model = KModel(repo_id=assets.REPO_ID, config=config, model=weights)
         if self.random_init:
             calibrate_untrained_durations(model)
             log.warning("event=random_init_model message=\"torch model has random weights: it speaks noise\"")
@@ -133,7 +147,7 @@ class TorchKokoro:
             self.batcher = Batcher(self.model, window_s=self.batch_window_ms / 1000, max_batch=self._workers)
             self._batched = BatchedModel(self.batcher)
         for _ in range(self._workers):
-            self._pipelines.put(KPipeline(lang_code="a", repo_id=assets.REPO_ID, model=self.model))
+            self._pipelines.put(kokoro_pipeline("a", model=self.model))
         self._bank = assets.find_voices(self._voices_dir, allow_hub=True, default_voice=self._default_voice)
         # CPU float32 tensors: the only voice type KPipeline.load_voice takes as a tensor.
         self._voices = {name: torch.from_numpy(pack.copy()) for name, pack in self._bank.packs.items()}

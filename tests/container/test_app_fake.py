@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import ClassVar
 
 import httpx
 import numpy as np
@@ -140,6 +141,36 @@ def test_post_streams_pcm_and_wav_and_rejects_bad_input() -> None:
             bad = httpx.post(srv.url + "/invocations", json=body, timeout=10)
             assert bad.status_code == 400 and bad.json()["code"] == code, body
         assert httpx.post(srv.url + "/invocations", content=b"{", timeout=10).json()["code"] == "invalid_json"
+
+
+def test_voices_route_lists_the_allow_list_once_loaded() -> None:
+    gate = threading.Event()
+
+    class SlowLoad(FakeSynth):
+        voices_heard: ClassVar[list[str]] = []
+
+        def load(self) -> None:
+            gate.wait(10)
+
+        def synthesize(self, text: str, voice: str, speed: float) -> Iterator[np.ndarray]:
+            self.voices_heard.append(voice)
+            return super().synthesize(text, voice, speed)
+
+    synth = SlowLoad()
+    with serve_app(synth, default_voice="am_adam") as srv:
+        loading = httpx.get(srv.url + "/voices", timeout=2)
+        assert loading.status_code == 503 and loading.json()["code"] == "busy"
+        gate.set()
+        deadline = time.monotonic() + 10
+        while httpx.get(srv.url + "/ping", timeout=2).status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        r = httpx.get(srv.url + "/voices", timeout=2)
+        assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+        assert r.json() == {"voices": ["af_heart", "am_adam"], "default": "am_adam", "source": None}
+        # the default voice is the voice of a message that names none
+        assert httpx.post(srv.url + "/invocations", json={"text": "Hello."}, timeout=10).status_code == 200
+        assert synth.voices_heard == ["am_adam"]
 
 
 class PaddedSynth(FakeSynth):

@@ -81,3 +81,18 @@ def test_start_up_makes_no_network_attempt(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "AUDIO" in result.stdout
+
+
+@pytest.mark.slow
+def test_building_the_g2p_emits_no_future_warning() -> None:
+    """spaCy's plugin scan imports curated_transformers, whose `torch.jit.script` is a FutureWarning
+    under torch >= 2.10; g2p.kokoro_pipeline silences exactly that one. A fresh process, because the
+    warning fires only on the first import."""
+    code = (
+        "from reference_container.g2p import set_offline_env, EnglishG2P; set_offline_env()\n"
+        "print(list(EnglishG2P().phonemes('Hello.')))\n"
+    )
+    result = subprocess.run([sys.executable, "-W", "error::FutureWarning", "-c", code], cwd=REPO,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Warning" not in result.stderr, result.stderr[-3000:]

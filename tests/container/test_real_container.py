@@ -183,3 +183,13 @@ def test_logs_carry_message_timings(real_container: RunningContainer) -> None:
     line = next(ln for ln in log.splitlines() if "event=message_done" in ln and "outcome=complete" in ln)
     for key in ("queue_wait_s=", "synth_s=", "first_audio_s=", "rtf=", "session="):
         assert key in line
+
+
+def test_start_up_is_quiet_and_voices_are_listed(real_container: RunningContainer) -> None:
+    """No warnings (FutureWarning from third-party code) and no traceback on a normal start."""
+    log = real_container.log()
+    assert "Warning" not in log and "Traceback" not in log, log[-3000:]
+    r = httpx.get(real_container.url + "/voices", timeout=5)
+    assert r.status_code == 200
+    body = r.json()
+    assert body["default"] == "af_heart" and "af_heart" in body["voices"] and body["voices"] == sorted(body["voices"])

@@ -53,3 +53,17 @@ def test_calibration_sets_the_documented_bias(torch_synth) -> None:
     layer = torch_synth.model.predictor.duration_proj.linear_layer
     assert float(layer.weight.detach().abs().max()) == 0.0
     assert float(layer.bias.detach().mean()) == pytest.approx(np.log(0.056 / 0.944), rel=1e-5)
+
+
+def test_building_the_model_emits_no_warnings(torch_synth) -> None:
+    """kokoro builds its modules with the deprecated weight_norm (FutureWarning) and single-layer
+    LSTMs with dropout (UserWarning); TorchKokoro.load silences exactly those two."""
+    import warnings
+
+    from reference_container.synthesizers.torch_kokoro import TorchKokoro
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        TorchKokoro(device="cpu", random_init=True, workers=1).load()
+    noisy = [w for w in caught if issubclass(w.category, (FutureWarning, UserWarning))]
+    assert not noisy, [str(w.message) for w in noisy]

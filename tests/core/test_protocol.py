@@ -95,6 +95,22 @@ def test_unknown_voice_against_an_allow_list() -> None:
     assert code_of(msg(voice="am_adam"), limits) is ErrorCode.UNKNOWN_VOICE
 
 
+def test_a_message_without_voice_gets_the_containers_default_voice() -> None:
+    limits = Limits(voices=frozenset({"af_heart", "am_adam"}), default_voice="am_adam")
+    assert synth(json.dumps({"text": "Hi."}), limits).voice == "am_adam"
+    assert synth(json.dumps({"text": "Hi.", "voice": None}), limits).voice == "am_adam"
+    assert synth(json.dumps({"text": "Hi.", "voice": "af_heart"}), limits).voice == "af_heart"
+    assert synth(json.dumps({"text": "Hi."})).voice == "af_heart"  # the protocol's default
+
+
+def test_is_voice_name() -> None:
+    from bidi_tts.protocol import is_voice_name
+
+    assert is_voice_name("af_heart") and is_voice_name("jf_gongitsune")
+    for bad in ("", "AF_heart", "af_heart\n", "../etc/passwd", "af-heart", None, 7):
+        assert not is_voice_name(bad), bad
+
+
 def test_every_client_error_code_is_covered_by_these_tests() -> None:
     # busy, internal (container verdicts) and bad_format (a POST field) are never a parse result.
     parse_codes = set(ErrorCode) - {ErrorCode.BUSY, ErrorCode.INTERNAL, ErrorCode.BAD_FORMAT}
