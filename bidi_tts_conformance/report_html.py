@@ -179,8 +179,8 @@ def case_page(entry: Entry, run: RunInfo, back_href: str, *, wrap: bool = True) 
             f"<td><code>{esc(ev.preview)}</code></td></tr>"
             for i, ev in enumerate(trace.events, 1))
         body.append("<table class=frames><colgroup><col style='width:4%'><col style='width:7%'>"
-                    "<col style='width:7%'><col style='width:9%'><col style='width:7%'><col style='width:6%'>"
-                    "<col style='width:60%'></colgroup><tr><th>#</th><th>ms</th><th>session</th><th>direction</th>"
+                    "<col style='width:8%'><col style='width:9%'><col style='width:7%'><col style='width:6%'>"
+                    "<col style='width:59%'></colgroup><tr><th>#</th><th>ms</th><th>session</th><th>direction</th>"
                     f"<th>kind</th><th>bytes</th><th>preview</th></tr>\n{frames}\n</table>")
         if trace.not_recorded:
             body.append(f"<p>… and {trace.not_recorded} more not recorded (a case page keeps the first "
