@@ -3,6 +3,7 @@
     bidi-tts-conformance --container-url http://127.0.0.1:8080
     bidi-tts-conformance --endpoint-name NAME --region us-east-1
     bidi-tts-conformance --list-cases
+    bidi-tts-conformance --compare A.json B.json ... [--output OUT.html]   (reports side by side)
 
 It runs the installed suite through pytest with the same options as `pytest conformance` (every
 pytest option too) and exits like it: 0 when every case passes, 1 when a case fails, 4 on a usage

@@ -15,6 +15,7 @@ from bidi_tts_conformance.diagnose import describe_connect_error
 from bidi_tts_conformance.driver import EVERY_RULE, Conversation, Notes
 from bidi_tts_conformance.model import CaseFailed, CaseSkipped
 from bidi_tts_conformance.targets import Target
+from bidi_tts_conformance.trace import EVENT, FrameTrace, TracingTransport, http_hooks
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,13 +31,15 @@ class Options:
 
 
 class CaseContext:
-    """Per-case handle on the target. Everything it opens is closed by :meth:`aclose`."""
+    """Per-case handle on the target. Everything it opens is closed by :meth:`aclose`; every frame
+    its sessions and HTTP requests carry is recorded in :attr:`trace` (bounded; for the case page)."""
 
     def __init__(self, target: Target, options: Options, *, focus: Collection[Rule] = EVERY_RULE) -> None:
         self.target = target
         self.options = options
         self.focus = frozenset(focus)
         self.notes = Notes()
+        self.trace = FrameTrace()
         self.left_work_running = False  # a session was closed with a message still unfinished
         self._transports: list[Transport] = []
         self._conversations: list[Conversation] = []
@@ -52,12 +55,18 @@ class CaseContext:
 
     async def connect(self, **opts: Any) -> Transport:
         """Open a raw transport; a refused connection fails the case with the reason."""
+        session = self.trace.new_session()
+        where = self.target.label + (f" with headers {opts['headers']}" if opts.get("headers") else "")
+        self.trace.add(session, EVENT, "connect", None, f"opening a session to {where}")
         try:
-            transport = await self.target.connect(**opts)
+            inner = await self.target.connect(**opts)
         except ConnectError as exc:
             why = describe_connect_error(exc)
+            self.trace.add(session, EVENT, "connect", None, f"refused: {why}")
             raise CaseFailed(f"cannot open a session: {why}", expected="a WebSocket session",
                              actual=why) from None
+        self.trace.add(session, EVENT, "connect", None, "open")
+        transport = TracingTransport(inner, self.trace, session)
         self._transports.append(transport)
         return transport
 
@@ -79,8 +88,8 @@ class CaseContext:
         if self.target.base_url is None:
             raise CaseSkipped(f"needs plain HTTP to the container; the {self.kind} target has none")
         if self._http is None:
-            self._http = httpx.AsyncClient(base_url=self.target.base_url,
-                                           timeout=self.options.reply_timeout)
+            self._http = httpx.AsyncClient(base_url=self.target.base_url, timeout=self.options.reply_timeout,
+                                           event_hooks=http_hooks(self.trace))
         return self._http
 
     async def aclose(self) -> None:

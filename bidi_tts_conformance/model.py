@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from bidi_tts_conformance.context import CaseContext
+    from bidi_tts_conformance.trace import FrameTrace
 
 
 class Verdict(StrEnum):
@@ -101,6 +102,7 @@ class CaseResult:
     duration_s: float = 0.0
     notes: list[str] = field(default_factory=list)  # deviations seen that other cases judge
     left_work_running: bool = False  # a session closed with its message unfinished
+    trace: FrameTrace | None = None  # the frames sent and received (bounded), for the case page
 
     @property
     def passed(self) -> bool:

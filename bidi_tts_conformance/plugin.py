@@ -18,7 +18,7 @@ import pytest
 
 from bidi_tts_conformance.context import Options
 from bidi_tts_conformance.model import Case, CaseResult, Registry, Verdict
-from bidi_tts_conformance.report import Entry, summary_lines, write_html, write_json
+from bidi_tts_conformance.report import Entry, RunInfo, pages_dir, summary_lines, utc_now, write_reports
 from bidi_tts_conformance.runner import SuiteRunner, unmet_requirement
 from bidi_tts_conformance.targets import (
     DEFAULT_IMAGE,
@@ -235,6 +235,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+RUN_STARTED = pytest.StashKey[Any]()  # when the session began, for the report
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[RUN_STARTED] = utc_now()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if STATE not in session.config.stash:
         return
@@ -250,12 +257,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if not entries:
         return
     path = Path(config.getoption("conformance_report") or DEFAULT_REPORT)
-    write_json(path, entries)
+    html_path = config.getoption("conformance_html")
+    run = RunInfo.collect(state.planned, state.runner, started=config.stash.get(RUN_STARTED, None),
+                          strict=state.strict, case_globs=config.getoption("case") or [],
+                          target_option=config.getoption("target"))
+    write_reports(path, Path(html_path) if html_path else None, entries, run)
     terminalreporter.section(f"conformance: {state.planned.label}")
     for line in summary_lines(entries):
         terminalreporter.write_line(line)
-    html_path = config.getoption("conformance_html")
     if html_path:
-        write_html(Path(html_path), entries, f"Conformance of {state.planned.label}")
-        terminalreporter.write_line(f"HTML report: {Path(html_path).resolve()}")
+        terminalreporter.write_line(f"HTML report: {Path(html_path).resolve()} (a page per case in "
+                                    f"{pages_dir(Path(html_path)).resolve()})")
     terminalreporter.write_line(f"conformance report: {path.resolve()} ({time.strftime('%H:%M:%S')})")

@@ -1,16 +1,63 @@
-"""Reports: the pinned JSON (one entry per case), an h2spec-like summary table, an optional HTML page."""
+"""Reports: the JSON report (run metadata around the pinned per-case entries), an h2spec-like summary
+table, and the HTML pages (one for the run, one per case with its frames; see report_html.py).
+
+The JSON report is an object (CONTRACT.md section 2 allows it)::
+
+    {"suite": "bidi-tts-conformance", "version": "0.1.0", "format": 2,
+     "target": {"kind", "label", "url", "endpoint", "region", "endpoint_url", "image"},
+     "started_at": "2025-01-01T12:00:00Z", "finished_at": "...", "duration_s": 12.3,
+     "options": {"voice", "sample_rate", "strict", "cases", "target"},
+     "timeouts": {"silence_allowed_s", "silence_allowed_from", "case_timeout_s", "case_timeout_from",
+                  "calibrated", "end_silence_s", "calibration": {...} | null},
+     "totals": {"cases": N, "outcomes": {"passed", "failed", "skipped"}, "verdicts": {"OK", ...}},
+     "html_report": "conformance.html" | null,
+     "cases": [{"id", "clauses", "outcome", "verdict", "detail", "description", "expectation",
+                "expected", "actual", "duration_s", "notes", "frames", "case_page"}, ...]}
+
+The frames themselves are only on the case pages (`frames` in the JSON counts them); paths in the
+report (`html_report`, `case_page`) are relative to the JSON file's folder. :func:`load_report` reads
+this shape and the older plain list of entries.
+"""
 
 from __future__ import annotations
 
-import html
 import json
+import os
+import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bidi_tts_conformance.model import Case, CaseResult, Verdict
+
+if TYPE_CHECKING:
+    from bidi_tts_conformance.runner import SuiteRunner
+    from bidi_tts_conformance.targets import Target
+    from bidi_tts_conformance.trace import FrameTrace
+
+SUITE = "bidi-tts-conformance"
+FORMAT = 2  # 1: the plain list of entries; 2: the object with metadata around "cases"
+OUTCOMES = ("passed", "failed", "skipped")
+
+
+def suite_version() -> str:
+    try:
+        return metadata.version("bidi-tts")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso_utc(moment: datetime) -> str:
+    """ISO-8601 in UTC, to the millisecond, with a Z."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(slots=True)
@@ -25,6 +72,8 @@ class Entry:
     actual: str | None = None
     duration_s: float = 0.0
     notes: tuple[str, ...] = ()
+    trace: FrameTrace | None = None
+    case_page: str | None = None  # relative to the JSON report's folder, once a page is written
 
     @classmethod
     def from_result(cls, result: CaseResult, outcome: str) -> Entry:
@@ -33,7 +82,7 @@ class Entry:
             detail = f"{detail}; " if detail else ""
             detail += "noted, not judged here: " + " | ".join(result.notes)
         return cls(result.case, outcome, result.verdict.value, detail, result.expected, result.actual,
-                   round(result.duration_s, 3), tuple(result.notes))
+                   round(result.duration_s, 3), tuple(result.notes), result.trace)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,13 +97,112 @@ class Entry:
             "actual": self.actual,
             "duration_s": self.duration_s,
             "notes": list(self.notes),
+            "frames": self.trace.summary() if self.trace is not None else None,
+            "case_page": self.case_page,
         }
 
 
-def write_json(path: Path, entries: Iterable[Entry]) -> None:
-    """The pinned report: a JSON list, one object per case, in case order."""
+@dataclass(slots=True)
+class RunInfo:
+    """What the report says about the run as a whole."""
+
+    target: dict[str, Any]
+    started: datetime
+    finished: datetime
+    options: dict[str, Any]
+    timeouts: dict[str, Any]
+    version: str = field(default_factory=suite_version)
+
+    @property
+    def label(self) -> str:
+        return str(self.target.get("label") or self.target.get("kind") or "?")
+
+    @classmethod
+    def collect(cls, target: Target, runner: SuiteRunner, *, started: datetime | None, strict: bool,
+                case_globs: Iterable[str], target_option: str | None) -> RunInfo:
+        finished = utc_now()
+        described = {
+            "kind": target.kind,
+            "label": target.label,
+            "url": target.base_url,
+            "endpoint": getattr(target, "endpoint_name", None) or None,
+            "region": getattr(target, "region", None) if target.kind == "sagemaker" else None,
+            "endpoint_url": getattr(target, "endpoint_url", None),
+            "image": target.image,
+        }
+        options = {
+            "voice": runner.options.voice,
+            "sample_rate": runner.options.sample_rate,
+            "strict": strict,
+            "cases": list(case_globs),
+            "target": target_option,
+        }
+        return cls(described, started or finished, finished, options, runner.timeouts())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "suite": SUITE,
+            "version": self.version,
+            "format": FORMAT,
+            "target": self.target,
+            "started_at": iso_utc(self.started),
+            "finished_at": iso_utc(self.finished),
+            "duration_s": round((self.finished - self.started).total_seconds(), 3),
+            "options": self.options,
+            "timeouts": self.timeouts,
+        }
+
+
+def totals(entries: Iterable[Entry]) -> dict[str, Any]:
+    """Cases per outcome and per verdict (every key present, zeros included)."""
+    listed = list(entries)
+    outcomes = Counter(e.outcome for e in listed)
+    verdicts = Counter(e.verdict for e in listed)
+    return {"cases": len(listed),
+            "outcomes": {o: outcomes[o] for o in OUTCOMES},
+            "verdicts": {v.value: verdicts[v.value] for v in Verdict}}
+
+
+def report_json(entries: list[Entry], run: RunInfo | None = None, html_report: str | None = None) -> dict[str, Any]:
+    head = run.to_json() if run is not None else {"suite": SUITE, "version": suite_version(), "format": FORMAT}
+    return {**head, "totals": totals(entries), "html_report": html_report,
+            "cases": [e.to_json() for e in entries]}
+
+
+def write_json(path: Path, entries: Iterable[Entry], run: RunInfo | None = None,
+               html_report: str | None = None) -> None:
+    """The JSON report: run metadata around `cases`, one object per case, in case order."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False) + "\n")
+    body = report_json(list(entries), run, html_report)
+    path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+
+
+def page_name(case_id: str) -> str:
+    """A case page's file name: the id, with anything unusual in a file name replaced."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", case_id).lstrip(".") + ".html"
+
+
+def pages_dir(html_path: Path) -> Path:
+    """Where the case pages of the HTML report `html_path` go: `<stem>_cases/` beside it."""
+    return html_path.with_name(f"{html_path.stem}_cases")
+
+
+def _relative(path: Path, start: Path) -> str:
+    return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
+
+
+def write_reports(json_path: Path, html_path: Path | None, entries: list[Entry], run: RunInfo) -> None:
+    """The JSON report and, when `html_path` is given, the HTML page and one page per case."""
+    from bidi_tts_conformance.report_html import write_html
+
+    html_report = None
+    if html_path is not None:
+        folder = pages_dir(html_path)
+        for e in entries:
+            e.case_page = _relative(folder / page_name(e.case.id), json_path.parent)
+        html_report = _relative(html_path, json_path.parent)
+        write_html(html_path, entries, run)
+    write_json(json_path, entries, run, html_report)
 
 
 def summary_lines(entries: list[Entry], width: int = 110) -> list[str]:
@@ -80,18 +228,57 @@ def summary_lines(entries: list[Entry], width: int = 110) -> list[str]:
     return lines
 
 
-def write_html(path: Path, entries: list[Entry], title: str) -> None:
-    """A one-page HTML table of the run (optional --conformance-html)."""
-    colors = {"OK": "#cfc", "NON-STRICT": "#ffc", "FAILED": "#fcc", "INFORMATIONAL": "#cef",
-              "SKIPPED": "#eee"}
-    rows = "\n".join(
-        f"<tr style='background:{colors.get(e.verdict, '#fff')}'><td>{html.escape(e.case.id)}</td>"
-        f"<td>{html.escape(e.verdict)}</td><td>{html.escape(', '.join(e.case.clauses))}</td>"
-        f"<td>{html.escape(e.case.description)}</td><td>{html.escape(e.detail)}</td></tr>"
-        for e in entries)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        f"<!doctype html><meta charset=utf-8><title>{html.escape(title)}</title>"
-        "<style>body{font-family:sans-serif}td,th{padding:2px 8px;vertical-align:top}</style>"
-        f"<h1>{html.escape(title)}</h1><table><tr><th>case</th><th>verdict</th><th>clauses</th>"
-        f"<th>description</th><th>detail</th></tr>\n{rows}\n</table>\n")
+# -- reading reports back ------------------------------------------------------------------------
+class ReportError(Exception):
+    """A file that is not a readable conformance report; the message is one line."""
+
+
+@dataclass(slots=True)
+class LoadedReport:
+    """A report read back: its metadata (empty for an old list-shaped report) and its entries."""
+
+    path: Path
+    meta: dict[str, Any]
+    cases: list[dict[str, Any]]
+
+    @property
+    def label(self) -> str:
+        target = self.meta.get("target")
+        if isinstance(target, dict) and target.get("label"):
+            return str(target["label"])
+        return self.path.stem
+
+    def case_page(self, case_id: str) -> Path | None:
+        """The case page of `case_id` when the report names one and it exists."""
+        for entry in self.cases:
+            if entry.get("id") == case_id and isinstance(entry.get("case_page"), str):
+                page = self.path.parent / entry["case_page"]
+                return page if page.is_file() else None
+        return None
+
+
+def load_report(path: Path) -> LoadedReport:
+    """Read a JSON report (the object of format 2, or the plain list of format 1)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ReportError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ReportError(f"{path}: is a folder, not a JSON report") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{path}: cannot read it ({type(exc).__name__})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); expected a conformance report") from None
+    meta: dict[str, Any] = {}
+    if isinstance(data, dict):
+        cases = data.get("cases")
+        meta = {k: v for k, v in data.items() if k != "cases"}
+    else:
+        cases = data
+    if not isinstance(cases, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("id"), str) and isinstance(e.get("verdict"), str) for e in cases):
+        raise ReportError(f"{path}: not a conformance report (expected a 'cases' list of entries with 'id' and "
+                          "'verdict')")
+    return LoadedReport(path, meta, cases)

@@ -14,6 +14,7 @@ import dataclasses
 import time
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -76,6 +77,7 @@ async def run_case_async(case: Case, target: Target, options: Options) -> CaseRe
     result.duration_s = time.perf_counter() - started
     result.notes.extend(ctx.notes.lines)
     result.left_work_running = ctx.left_work_running
+    result.trace = ctx.trace
     return result
 
 
@@ -115,6 +117,33 @@ class SuiteRunner:
         else:
             self._progress(f"silence allowed {self.options.reply_timeout:.1f} s (--reply-timeout); "
                            f"{self.calibration.summary()}")
+
+    def timeouts(self) -> dict[str, Any]:
+        """The timeouts the cases ran with and where they came from, for the report."""
+        cal = self.calibration
+        silence_from = ("--reply-timeout" if not self._calibrate_timeouts else
+                        "calibrated" if cal is not None else "default (no case reached the container)")
+        case_from = ("--case-timeout" if self._case_timeout_given else
+                     "calibrated (25x the silence allowed, 60 to 300 s)" if cal is not None and self._calibrate_timeouts
+                     else "default")
+        measured: dict[str, Any] | None = None
+        if cal is not None:
+            measured = {
+                "probe_first_audio_ms": None if cal.probe_ttfa_s is None else round(cal.probe_ttfa_s * 1000, 1),
+                "slowest_silence_ms": None if cal.slowest_silence_s is None else round(cal.slowest_silence_s * 1000, 1),
+                "suggested_silence_s": round(cal.reply_timeout, 3),
+                "problem": cal.problem,
+                "summary": cal.summary(),
+            }
+        return {
+            "silence_allowed_s": round(self.options.reply_timeout, 3),
+            "silence_allowed_from": silence_from,
+            "case_timeout_s": round(self.options.case_timeout, 3),
+            "case_timeout_from": case_from,
+            "calibrated": cal is not None and self._calibrate_timeouts,
+            "end_silence_s": None if self.options.end_silence is None else round(self.options.end_silence, 3),
+            "calibration": measured,
+        }
 
     def run(self, case: Case) -> CaseResult:
         reason = unmet_requirement(case, self.target)

@@ -43,7 +43,7 @@ def test_good_toy_passes_every_case_with_reports(good_url: str, tmp_path: Path) 
     proc = run_suite("--container-url", good_url, "--conformance-report", str(report),
                      f"--junitxml={junit}")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    entries = json.loads(report.read_text())
+    entries = json.loads(report.read_text())["cases"]
     from bidi_tts_conformance.cases import REGISTRY
 
     assert [e["id"] for e in entries] == [c.id for c in REGISTRY]
@@ -75,7 +75,7 @@ def test_binary_bug_fails_with_the_real_cause(tmp_path: Path) -> None:
                          "--case", "frames.text.*",
                          "--conformance-report", str(report))
     assert proc.returncode == 1, proc.stdout[-3000:]
-    by_id = {e["id"]: e for e in json.loads(report.read_text())}
+    by_id = {e["id"]: e for e in json.loads(report.read_text())["cases"]}
     assert set(by_id) == {"frames.binary.1", "frames.text.1"}
     assert by_id["frames.binary.1"]["outcome"] == "failed"
     assert by_id["frames.binary.1"]["verdict"] == "FAILED"
@@ -92,7 +92,7 @@ def test_strict_turns_non_strict_into_failure(good_url: str, tmp_path: Path) -> 
     strict = run_suite("--container-url", good_url, "-k", "cancel", "--conformance-strict",
                        "--conformance-report", str(report))
     assert strict.returncode == 1, strict.stdout[-2000:]
-    by_id = {e["id"]: e for e in json.loads(report.read_text())}
+    by_id = {e["id"]: e for e in json.loads(report.read_text())["cases"]}
     assert by_id["cancel.1"] == {**by_id["cancel.1"], "outcome": "failed", "verdict": "NON-STRICT"}
 
 
@@ -118,7 +118,7 @@ def test_nothing_listening_fails_fast_with_the_cause_and_no_suite_bug(tmp_path: 
     proc = run_suite("--container-url", "http://127.0.0.1:9", "--case", "frames.*", "--case", "health.*",
                      "--case", "isolation.*", "--conformance-report", str(report), timeout=100)
     assert proc.returncode == 1, proc.stdout[-2000:]
-    entries = json.loads(report.read_text())
+    entries = json.loads(report.read_text())["cases"]
     assert entries and all(e["outcome"] in ("failed", "skipped") for e in entries)
     for e in entries:
         if e["outcome"] == "failed":
