@@ -18,7 +18,9 @@ pytest option too) and exits like it:
         endpoint, a container behind it that does not answer)
 
 and pytest's own 2 (interrupted), 3 (internal error), 5 (no tests). A usage error or an unreachable
-target is one `ERROR: ...` line, before any case runs. Run from any folder: the suite ignores the folder's own pytest configuration, writes no
+target is one `ERROR: ...` line, before any case runs.
+
+Run from any folder: the suite ignores the folder's own pytest configuration, writes no
 `.pytest_cache`, and keeps its reports under `reports/` unless told otherwise.
 """
 
