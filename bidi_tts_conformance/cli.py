@@ -6,8 +6,22 @@
     bidi-tts-conformance --compare A.json B.json ... [--output OUT.html]   (reports side by side)
 
 It runs the installed suite through pytest with the same options as `pytest conformance` (every
-pytest option too) and exits like it: 0 when every case passes, 1 when a case fails, 4 on a usage
-error. Run from any folder: the suite ignores the folder's own pytest configuration, writes no
+pytest option too) and exits like it:
+
+    0   every selected case passed
+    1   a case failed
+    4   a usage error: a URL without a scheme, a --case or --clause that selects nothing, a bad
+        --region/--endpoint-url/--endpoint-ca, no target given and the reference container not
+        installed
+    69  the target cannot be reached or is not a container (nothing listens, no HTTP answer, /ping
+        not 200 and no WebSocket, still loading after --ready-timeout; for an endpoint: no AWS
+        credentials, an unresolvable region, an unreachable or untrusted runtime, an unknown
+        endpoint, a container behind it that does not answer)
+
+and pytest's own 2 (interrupted), 3 (internal error), 5 (no tests). A usage error or an unreachable
+target is one `ERROR: ...` line, before any case runs.
+
+Run from any folder: the suite ignores the folder's own pytest configuration, writes no
 `.pytest_cache`, and keeps its reports under `reports/` unless told otherwise.
 """
 

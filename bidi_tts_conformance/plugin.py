@@ -1,9 +1,10 @@
 """The pytest plugin of the conformance suite (loaded by the root conftest.py).
 
 Options pinned in CONTRACT.md section 2 (--container-url, --endpoint-name, --region, --endpoint-url,
---endpoint-ca, --conformance-report) plus --target, --image, --case, --list-cases, --voice,
---sample-rate, --case-timeout, --reply-timeout, --conformance-html. Each case of the registry
-becomes one pytest item named by its id; the target starts lazily, on the first case that runs.
+--endpoint-ca, --conformance-report) plus --target, --image, --case, --clause, --list-cases, --voice,
+--sample-rate, --case-timeout, --reply-timeout, --ready-timeout, --conformance-html. Each case of the
+registry becomes one pytest item named by its id; the target starts lazily, on the first case that
+runs, after preflight.py has checked the command line and that the target can be reached.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import os
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
+from bidi_tts_conformance import preflight, selection
 from bidi_tts_conformance.context import Options
 from bidi_tts_conformance.model import Case, CaseResult, Registry, Verdict
 from bidi_tts_conformance.report import Entry, RunInfo, pages_dir, summary_lines, utc_now, write_reports
@@ -57,6 +58,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="seconds of silence allowed while an expected frame is due (default: calibrated on the "
                      "container at the start of the run, 2 to 60)")
     g.addoption("--container-log", default=None, help="write the process target's output here")
+    preflight.add_options(g)
 
 
 class CaseCollection:
@@ -202,25 +204,34 @@ class CaseFailure(Exception):
 def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> list[CaseItem] | None:
     if not isinstance(obj, CaseCollection):
         return None
-    globs = collector.config.getoption("case") or None
-    cases = obj.registry.select(globs)
+    cases = selection.select(obj.registry, collector.config.getoption("case"), collector.config.getoption("clause"))
     _state(collector.config).cases = cases
     return [CaseItem.from_parent(collector, name=c.id, case=c) for c in cases]
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    # Usage errors and an unreachable target: one line before anything runs (preflight.py).
+    return preflight.check_command_line(config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    url = config.getoption("container_url", None)
-    if url:
-        parts = urlsplit(str(url))
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise pytest.UsageError(f"--container-url {url!r} is not an http(s) URL; give it as http://HOST:PORT "
-                                    "(e.g. http://127.0.0.1:8080)")
     if config.getoption("list_cases", False):
         from bidi_tts_conformance.cases import REGISTRY
 
-        for c in REGISTRY.select(config.getoption("case") or None):
+        for c in selection.select(REGISTRY, config.getoption("case"), config.getoption("clause")):
             print(f"{c.id:<28} {','.join(c.clauses):<36} {c.description}")
         pytest.exit("listed the conformance cases", returncode=0)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Selecting cases runs only cases (not also the property tests the same path collects).
+    if selection.selecting(config.getoption("case"), config.getoption("clause")):
+        others = [item for item in items if not isinstance(item, CaseItem)]
+        if others:
+            config.hook.pytest_deselected(items=others)
+            items[:] = [item for item in items if isinstance(item, CaseItem)]
 
 
 @pytest.hookimpl(wrapper=True)

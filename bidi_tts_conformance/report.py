@@ -205,14 +205,14 @@ def write_reports(json_path: Path, html_path: Path | None, entries: list[Entry],
     write_json(json_path, entries, run, html_report)
 
 
-def summary_lines(entries: list[Entry], width: int = 110) -> list[str]:
+def summary_lines(entries: list[Entry]) -> list[str]:
     """A readable table (case, verdict, clauses), then expected-vs-actual for each failure."""
     lines = []
     id_w = max([len(e.case.id) for e in entries] + [4])
     for e in entries:
         clauses = ",".join(e.case.clauses)
         note = "" if e.verdict in (Verdict.OK, Verdict.FAILED) else f"  {e.detail}"
-        lines.append(f"{e.case.id:<{id_w}}  {e.verdict:<13}  {clauses}{note}"[:width])
+        lines.append(f"{e.case.id:<{id_w}}  {e.verdict:<13}  {clauses}{note}")  # never cut the note
     failed = [e for e in entries if e.verdict == Verdict.FAILED]
     if failed:
         lines.append("")

@@ -215,10 +215,40 @@ def _operation_error(exc: Exception, target: SageMakerTarget) -> ConnectError:
             return SageMakerInternalError(f"{where}: 500 InternalServerError: {detail}",
                                           status=500, error_code=code)
     status = getattr(getattr(exc, "response_metadata", None), "http_status_code", None)
-    name = getattr(exc, "name", None) or type(exc).__name__  # AwsCrtError names, e.g. AWS_IO_...
     if status is not None:
         return SageMakerInternalError(f"{where}: unexpected HTTP {status} from the edge", status=status)
-    return ConnectError(f"{where}: cannot open the stream ({name})")
+    name = _crt_name(exc) or type(exc).__name__
+    words = _CRT_WORDS.get(name)
+    return ConnectError(f"{where}: cannot open the stream ({f'{words}: ' if words else ''}{name})")
+
+
+# What the CRT's most common connection failures mean, for people.
+_CRT_WORDS = {
+    "AWS_IO_SOCKET_CONNECTION_REFUSED": "connection refused",
+    "AWS_IO_SOCKET_TIMEOUT": "the connection timed out",
+    "AWS_IO_SOCKET_NO_ROUTE_TO_HOST": "no route to the host",
+    "AWS_IO_SOCKET_NETWORK_DOWN": "the network is down",
+    "AWS_IO_DNS_INVALID_NAME": "the host name does not resolve",
+    "AWS_IO_DNS_QUERY_FAILED": "the host name does not resolve",
+    "AWS_IO_TLS_ERROR_NEGOTIATION_FAILURE": "the TLS handshake failed (an untrusted certificate?)",
+}
+
+
+def _crt_name(exc: BaseException) -> str | None:
+    """The AwsCrtError name (AWS_IO_...) behind `exc`, which the SDK wraps in its own errors."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        name = getattr(current, "name", None)
+        if isinstance(name, str) and name.startswith("AWS_"):
+            return name
+        todo.extend(e for e in (current.__cause__, current.__context__, *current.args)
+                    if isinstance(e, BaseException))
+    return None
 
 
 class _EndOfStream:
@@ -417,6 +447,32 @@ def _frame_kind(data_type: str | None) -> FrameKind | None:
     if data_type == BINARY:
         return FrameKind.BINARY
     return None
+
+
+async def resolve_identity(target: SageMakerTarget) -> str | None:
+    """Resolve the configuration and the AWS credentials exactly as :meth:`SageMakerTransport.open`
+    does, sending nothing. Returns the endpoint URI the SDK was given (``endpoint_url`` or
+    ``AWS_ENDPOINT_URL``...), None when it derives it from the region.
+
+    Raises :class:`SageMakerConfigError` (a missing or invalid region) or
+    :class:`SageMakerCredentialsError` (no credentials in the chain)."""
+    from aws_sdk_sagemaker_runtime_http2.client import AsyncSageMakerRuntimeHTTP2Client
+    from aws_sdk_sagemaker_runtime_http2.config import AsyncSageMakerRuntimeHTTP2Config
+    from smithy_aws_core.config.exceptions import ConfigError
+
+    try:
+        config = await AsyncSageMakerRuntimeHTTP2Config.resolve(
+            region=target.region, endpoint_uri=target.endpoint_url, transport=_http_client(target.ca_file),
+            max_attempts=1)
+    except ConfigError as exc:
+        raise SageMakerConfigError(f"endpoint {target.endpoint_name!r}: {exc}") from None
+    client = AsyncSageMakerRuntimeHTTP2Client(config=config)
+    try:
+        await _require_credentials(client, target)
+    finally:
+        await _discard(client, None)
+    uri = getattr(config, "endpoint_uri", None)
+    return str(uri) if uri else None
 
 
 async def _require_credentials(client: Any, target: SageMakerTarget) -> None:

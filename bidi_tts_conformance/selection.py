@@ -1,0 +1,69 @@
+"""Which cases a run selects: ``--case GLOB`` and ``--clause CLAUSE`` (both repeatable).
+
+Globs among themselves and clauses among themselves are alternatives; a case must match both kinds
+when both are given. A glob that matches no case id, a clause that no case cites, or a combination
+that leaves nothing is a usage error, said in one line (:class:`SelectionError`), before anything
+runs. Selecting cases runs only cases: the other tests the same command collects (the Hypothesis
+properties in ``conformance/properties``) are deselected.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+
+from bidi_tts_conformance.model import Case, Registry
+
+
+class SelectionError(ValueError):
+    """A --case or --clause that selects nothing; the message is the one line to show."""
+
+
+def known_clauses(registry: Iterable[Case]) -> list[str]:
+    """Every clause id that some case cites, sorted."""
+    return sorted({clause for case in registry for clause in case.clauses})
+
+
+def _clause_patterns(clauses: Sequence[str]) -> list[str]:
+    return [c.strip().upper() for c in clauses if c.strip()]
+
+
+def _cites(case: Case, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(clause, p) for clause in case.clauses for p in patterns)
+
+
+def select(registry: Registry, globs: Sequence[str] | None = None,
+           clauses: Sequence[str] | None = None) -> list[Case]:
+    """The cases, in registry order, whose id matches a glob and that cite one of the clauses
+    (either filter is skipped when empty). Clauses are case-insensitive and may be globs (``SM-*``)."""
+    chosen = registry.select([g for g in globs or [] if g] or None)
+    patterns = _clause_patterns(clauses or [])
+    if patterns:
+        chosen = [c for c in chosen if _cites(c, patterns)]
+    return chosen
+
+
+def check(registry: Registry, globs: Sequence[str] | None = None,
+          clauses: Sequence[str] | None = None) -> None:
+    """Raise :class:`SelectionError` when a glob or a clause selects nothing."""
+    cases = list(registry)
+    empty = [g for g in globs or [] if g and not any(fnmatch.fnmatchcase(c.id, g) for c in cases)]
+    if empty:
+        shown = " and ".join(repr(g) for g in empty)
+        raise SelectionError(f"--case {shown} matches no case id; list the ids with --list-cases "
+                             "(a glob such as 'errors.*' or 'frames.binary.1')")
+    known = known_clauses(cases)
+    unknown = [c for c in clauses or [] if c.strip()
+               and not any(fnmatch.fnmatchcase(k, c.strip().upper()) for k in known)]
+    if unknown:
+        shown = " and ".join(repr(c) for c in unknown)
+        raise SelectionError(f"--clause {shown} is cited by no case; the clauses the cases cite: "
+                             f"{', '.join(known)}")
+    if (globs or clauses) and not select(registry, globs, clauses):
+        raise SelectionError(f"--case {' '.join(globs or [])} together with --clause {' '.join(clauses or [])} "
+                             "selects no case; list the cases and their clauses with --list-cases")
+
+
+def selecting(globs: Sequence[str] | None, clauses: Sequence[str] | None) -> bool:
+    """Whether the run names cases (then only cases run)."""
+    return any(g for g in globs or []) or any(c.strip() for c in clauses or [])
