@@ -6,7 +6,7 @@
 # Starts IMAGE (`docker run -d -p 127.0.0.1:PORT:8080 IMAGE`), waits until GET /ping answers 200
 # (bounded: SageMaker allows 8 minutes), runs the suite against it, keeps the reports (JSON, JUnit,
 # HTML) and the container's log in REPORT_DIR, removes the container, and exits with the suite's
-# code (0: every case passed, 1: a case failed, other: see `bidi-tts-conformance --help`).
+# code (0: every case passed, 1: a case failed, 4: bad usage, 69: the container is not reachable).
 # The docs' GitHub Actions and GitLab CI examples call this; so does this project's own CI.
 #
 # Environment:
