@@ -132,6 +132,8 @@ class Scheduler:
         self.estimate = PlaybackEstimate()
         self._clock = clock
         self.stats = PickStats()
+        self.audio_made_s = 0.0  # audio synthesized, all jobs (for the benchmark's capacity figures)
+        self.synth_busy_s = 0.0  # worker-seconds spent synthesizing
         self._stats_path = stats_path
         self._stats_written_at = -float("inf")
         self._seq = itertools.count()
@@ -234,12 +236,12 @@ class Scheduler:
         job = pick(self.policy, self._queues, lambda u: self.deadline(u, now),  # type: ignore[arg-type]
                    self.stats)
         if job is not None and self._stats_path is not None:
-            self._write_stats(now, force=not self._queues.queues)
+            self._write_stats(now, force=False)
         return job  # type: ignore[return-value]
 
     def _write_stats(self, now: float, *, force: bool) -> None:
-        """Benchmark hook: the pick counts as JSON in `stats_path` (after a pick that empties the queue,
-        else at most twice a second), replaced atomically so a reader never sees half a file."""
+        """Benchmark hook: the counts as JSON in `stats_path`, at most twice a second and whenever the
+        last running job ends with nothing queued, replaced atomically (a reader never sees half)."""
         if not force and now - self._stats_written_at < 0.5:
             return
         self._stats_written_at = now
@@ -247,7 +249,8 @@ class Scheduler:
         tmp = f"{self._stats_path}.tmp"
         try:
             with open(tmp, "w") as f:
-                json.dump({"policy": self.policy.value, **self.stats.as_dict()}, f)
+                json.dump({"policy": self.policy.value, "workers": self.workers, **self.stats.as_dict(),
+                           "audio_s": self.audio_made_s, "synth_s": self.synth_busy_s}, f)
             os.replace(tmp, self._stats_path)
         except OSError:
             log.warning("event=scheduler_stats_unwritable path=%s", self._stats_path)
@@ -262,8 +265,14 @@ class Scheduler:
         job.out.put_nowait(chunk)
 
     def _finish(self, job: Job, result: object) -> None:
+        if job.synth_s is not None:
+            self.synth_busy_s += job.synth_s
+            self.audio_made_s += job.audio_s
         if job.synth_s is not None and not isinstance(result, BaseException):
             self.estimate.observe(len(job.text), job.speed, job.audio_s, job.synth_s)
+        if self._stats_path is not None:  # the last job of a burst: write, so a reader sees it all
+            idle = not self._queues.queues and sum(map(len, self._running.values())) <= 1
+            self._write_stats(self._clock(), force=idle)
         job.out.put_nowait(result)
 
     async def _worker(self) -> None:

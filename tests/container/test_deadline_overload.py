@@ -11,6 +11,7 @@ late unit is still served, and that cancellation takes a session out of the cont
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterator
 
@@ -226,7 +227,9 @@ def test_stats_file_is_written_for_the_benchmark(tmp_path) -> None:
     path = tmp_path / "stats.json"
 
     async def run() -> None:
-        s = Scheduler(ClockedSynth(FakeClock(), rtf=0.1), workers=1, sample_rate=RATE, stats_path=str(path))
+        clock = FakeClock()
+        s = Scheduler(ClockedSynth(clock, rtf=0.1), workers=1, sample_rate=RATE, clock=clock,
+                      stats_path=str(path))
         await s.start()
         try:
             await drain(s, s.submit("A", unit("A0", 1.0), "v", 1.0))
@@ -234,7 +237,7 @@ def test_stats_file_is_written_for_the_benchmark(tmp_path) -> None:
             await s.stop()
 
     asyncio.run(run())
-    import json
-
-    assert json.loads(path.read_text()) == {"policy": "deadline", "picks": 1, "contested": 0, "differed": 0,
-                                            "depth_sum": 1, "depth_max": 1}
+    written = json.loads(path.read_text())
+    assert written == {"policy": "deadline", "workers": 1, "picks": 1, "contested": 0, "differed": 0,
+                       "depth_sum": 1, "depth_max": 1, "audio_s": pytest.approx(1.0, abs=0.05),
+                       "synth_s": pytest.approx(0.1, abs=0.01)}
