@@ -15,6 +15,16 @@ audio frame, and underruns of a player that plays the whole turn from its first 
 messages back to back; a stall over 50 ms counts). A configuration *holds* n sessions when, at n,
 p95 TTFA is under the SLO and no turn underran. The 1-minute load average is recorded beside every
 step: on a shared machine the numbers mean little without it.
+
+Beside the latency table, two more, per configuration and session count:
+- *decisions*: from the container's scheduler (``SCHEDULER_STATS_FILE``): picks, the share of picks
+  where more than one session had a unit waiting (only there can the order matter), the share where
+  the policy took another session than round-robin would have, and the queue depth at pick time;
+- *demand against capacity*: the audio seconds per wall second that n LLM-paced listeners consume
+  (each hears a turn of A seconds, then pauses, then waits TTFA for the next: n·A/(TTFA+A+pause)),
+  at TTFA 0 and at the SLO, against what the container produced, how busy its workers were, and
+  what it makes while busy (audio seconds per synthesis second, times the workers). When demand at
+  the SLO exceeds the capacity while busy, no order of the work can hold n sessions.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -50,6 +61,28 @@ class TurnSample:
     errors: int
 
 
+SCHED_KEYS = ("picks", "contested", "differed", "depth_sum", "audio_s", "synth_s")
+
+
+def sched_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """The scheduler's counts during one step (its file holds running totals); {} when unknown."""
+    if not after:
+        return {}
+    delta = {k: after.get(k, 0) - before.get(k, 0) for k in SCHED_KEYS}
+    delta["workers"] = after.get("workers", 1)
+    # A running maximum: it is this step's when it grew during the step, else an upper bound of it.
+    delta["depth_max"] = after.get("depth_max", 0)
+    delta["depth_max_grew"] = float(after.get("depth_max", 0) > before.get("depth_max", 0))
+    return delta
+
+
+def listener_demand(sessions: int, turn_audio_s: float, pause_s: float, ttfa_s: float) -> float:
+    """Audio seconds per wall second that `sessions` LLM-paced listeners consume: each turn of
+    `turn_audio_s` seconds is heard after `ttfa_s`, then the listener pauses `pause_s`."""
+    cycle = ttfa_s + turn_audio_s + pause_s
+    return sessions * turn_audio_s / cycle if cycle > 0 else 0.0
+
+
 @dataclass(slots=True)
 class StepResult:
     """One configuration at one session count."""
@@ -60,6 +93,8 @@ class StepResult:
     turns: list[TurnSample] = field(default_factory=list)
     load_before: float = 0.0
     load_after: float = 0.0
+    sched: dict[str, float] = field(default_factory=dict)  # sched_delta over the step
+    pause_s: float = 1.0
 
     def ttfa_ms(self, q: float) -> float | None:
         values = [t.ttfa_s * 1000 for t in self.turns if t.ttfa_s is not None]
@@ -76,6 +111,41 @@ class StepResult:
     @property
     def audio_per_wall_s(self) -> float:
         return sum(t.audio_s for t in self.turns) / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def turn_audio_s(self) -> float:
+        """Mean audio seconds per turn that produced audio."""
+        audio = [t.audio_s for t in self.turns if t.audio_s > 0]
+        return sum(audio) / len(audio) if audio else 0.0
+
+    def demand(self, ttfa_s: float) -> float:
+        return listener_demand(self.sessions, self.turn_audio_s, self.pause_s, ttfa_s)
+
+    @property
+    def busy(self) -> float | None:
+        """Share of the workers' time spent synthesizing."""
+        sched = self.sched
+        if not sched or self.wall_s <= 0:
+            return None
+        return sched["synth_s"] / (self.wall_s * sched["workers"])
+
+    @property
+    def capacity(self) -> float | None:
+        """Audio seconds per wall second the container makes with every worker busy."""
+        sched = self.sched
+        if not sched or sched["synth_s"] <= 0:
+            return None
+        return sched["audio_s"] / sched["synth_s"] * sched["workers"]
+
+    def decisions(self) -> str:
+        """`picks, contested %, differed %, depth mean/max` of the step, or '-'."""
+        sched = self.sched
+        picks = sched.get("picks", 0) if sched else 0
+        if not picks:
+            return "-"
+        return (f"{picks:.0f} / {100 * sched['contested'] / picks:.0f}% / "
+                f"{100 * sched['differed'] / picks:.0f}% / {sched['depth_sum'] / picks:.1f} "
+                f"({'' if sched.get('depth_max_grew') else '<='}{sched['depth_max']:.0f})")
 
     def holds(self, slo_ms: float) -> bool:
         p95 = self.ttfa_ms(95)
@@ -117,9 +187,11 @@ def _session_loop(url: str, stop_at: float, out: list[TurnSample], config: TurnC
 
 
 def measure_step(url: str, config_name: str, sessions: int, seconds: float, *,
-                 tokens_per_second: float = 40.0, pause_s: float = 1.0) -> StepResult:
+                 tokens_per_second: float = 40.0, pause_s: float = 1.0,
+                 read_sched: Callable[[], dict[str, float]] | None = None) -> StepResult:
     """`sessions` concurrent conversations for `seconds` (turns under way are finished)."""
     turn_config = TurnConfig(tokens_per_second=tokens_per_second, message_timeout_s=60.0)
+    sched_before = read_sched() if read_sched else {}
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     samples: list[TurnSample] = []
@@ -131,7 +203,9 @@ def measure_step(url: str, config_name: str, sessions: int, seconds: float, *,
     for thread in threads:
         thread.join(timeout=seconds + 180)
     wall = time.perf_counter() - started
-    return StepResult(config_name, sessions, wall, list(samples), load_before, os.getloadavg()[0])
+    sched = sched_delta(sched_before, read_sched()) if read_sched else {}
+    return StepResult(config_name, sessions, wall, list(samples), load_before, os.getloadavg()[0],
+                      sched, pause_s)
 
 
 # -- containers ---------------------------------------------------------------------------------
@@ -163,12 +237,22 @@ class Container:
         self.name = f"{scheduler} {layout}"
         self.url = f"http://127.0.0.1:{port}"
         log = (log_dir / f"container-{scheduler}-{layout}.log").open("wb")
+        self.stats_file = log_dir / f"scheduler-{scheduler}-{layout}.json"
+        self.stats_file.unlink(missing_ok=True)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "reference_container", "--host", "127.0.0.1", "--port", str(port),
              "--backend", "onnx", "--scheduler", scheduler, "--synth-workers", str(layout.workers),
              "--onnx-threads", str(layout.threads), "--log-level", "warning"],
             stdout=log, stderr=subprocess.STDOUT,
+            env={**os.environ, "SCHEDULER_STATS_FILE": str(self.stats_file)},
         )
+
+    def read_sched(self) -> dict[str, float]:
+        """The scheduler's running totals (written after its last job of a burst); {} before any."""
+        try:
+            return dict(json.loads(self.stats_file.read_text()))
+        except (OSError, ValueError):
+            return {}
 
     def wait_ready(self, deadline: float) -> None:
         while time.monotonic() < deadline:
@@ -232,6 +316,34 @@ def table(steps: list[StepResult], slo_ms: float, focus: tuple[int, ...] = (1, 2
     return "\n".join(rows)
 
 
+def decisions_table(steps: list[StepResult], focus: tuple[int, ...] = (1, 2, 4)) -> str:
+    """Per configuration and session count: picks / contested / differed from round-robin / depth."""
+    configs = list(dict.fromkeys(s.config for s in steps))
+    head = ["config"] + [f"@{n}: picks / contested / differed / depth mean (max)" for n in focus]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for config in configs:
+        by_n = {s.sessions: s for s in steps if s.config == config}
+        rows.append("| " + " | ".join([config] + [by_n[n].decisions() if n in by_n else "-" for n in focus]) + " |")
+    return "\n".join(rows)
+
+
+def demand_table(steps: list[StepResult], slo_ms: float, focus: tuple[int, ...] = (1, 2, 4)) -> str:
+    """Per configuration and session count: listeners' demand against production and capacity."""
+    configs = list(dict.fromkeys(s.config for s in steps))
+    head = ["config", "sessions", "turn audio s", f"demand @TTFA 0 / {slo_ms / 1000:g} s",
+            "produced", "workers busy", "capacity (busy)"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for config in configs:
+        for step in sorted((s for s in steps if s.config == config and s.sessions in focus), key=lambda s: s.sessions):
+            busy, cap = step.busy, step.capacity
+            rows.append("| " + " | ".join([
+                config, str(step.sessions), f"{step.turn_audio_s:.1f}",
+                f"{step.demand(0.0):.2f} / {step.demand(slo_ms / 1000):.2f}", f"{step.audio_per_wall_s:.2f}",
+                "-" if busy is None else f"{100 * busy:.0f}%", "-" if cap is None else f"{cap:.2f}",
+            ]) + " |")
+    return "\n".join(rows)
+
+
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m loadtest.capacity", description=__doc__.split("\n\n")[0])
     p.add_argument("--schedulers", nargs="+", default=["fifo", "round-robin", "deadline"],
@@ -266,11 +378,15 @@ def main(argv: list[str] | None = None) -> int:
             order = containers[i % len(containers):] + containers[: i % len(containers)]
             for container in order:
                 step = measure_step(container.url, container.name, n, args.seconds,
-                                    tokens_per_second=args.tokens_per_second, pause_s=args.pause)
+                                    tokens_per_second=args.tokens_per_second, pause_s=args.pause,
+                                    read_sched=container.read_sched)
                 steps.append(step)
+                cap = step.capacity
                 print(f"{container.name:>18} n={n} turns={len(step.turns)} ttfa p50/p95="
                       f"{_ms(step.ttfa_ms(50))}/{_ms(step.ttfa_ms(95))} ms underruns={step.underruns} "
                       f"errors={step.errors} audio/s={step.audio_per_wall_s:.2f} "
+                      f"demand@0={step.demand(0.0):.2f} capacity={'-' if cap is None else f'{cap:.2f}'} "
+                      f"decisions={step.decisions()} "
                       f"load={step.load_before:.1f}->{step.load_after:.1f}", flush=True)
     except RuntimeError as exc:
         print(f"capacity: {exc}", file=sys.stderr)
@@ -278,12 +394,19 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for container in containers:
             container.stop()
+    focus = tuple(n for n in (1, 2, 4) if n in args.sessions) or (min(args.sessions),)
     print()
-    print(table(steps, args.slo_ttfa_ms, tuple(n for n in (1, 2, 4) if n in args.sessions) or (min(args.sessions),)))
+    print(table(steps, args.slo_ttfa_ms, focus))
+    print()
+    print(decisions_table(steps, focus))
+    print()
+    print(demand_table(steps, args.slo_ttfa_ms, focus))
     if args.json:
         payload = {"slo_ttfa_ms": args.slo_ttfa_ms, "cpus": os.cpu_count(),
                    "steps": [{**asdict(s), "p50_ms": s.ttfa_ms(50), "p95_ms": s.ttfa_ms(95),
-                              "audio_per_wall_s": s.audio_per_wall_s} for s in steps]}
+                              "audio_per_wall_s": s.audio_per_wall_s, "busy": s.busy, "capacity": s.capacity,
+                              "demand_ttfa0": s.demand(0.0), "demand_slo": s.demand(args.slo_ttfa_ms / 1000)}
+                             for s in steps]}
         args.json.write_text(json.dumps(payload, indent=2))
     return 0
 

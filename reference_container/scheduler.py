@@ -14,6 +14,12 @@ Bounded: :meth:`Scheduler.admit` counts messages admitted and not finished acros
 never a hang). Off the loop: jobs run in a thread pool; chunks come back through an asyncio
 queue, so pings and other sessions stay responsive. Cancellable: :meth:`Scheduler.cancel_session`
 drops a session's queued jobs and flags its running job, which stops between model calls.
+
+Observable: :attr:`Scheduler.stats` counts the picks where the order could matter (more than one
+session waiting) and those where the policy chose otherwise than round-robin would have, with the
+queue depth (:class:`~reference_container.policies.PickStats`). With `stats_path` (the container
+sets it from the environment variable ``SCHEDULER_STATS_FILE``) the counts are also written there as
+JSON, for ``loadtest.capacity``.
 """
 
 from __future__ import annotations
@@ -21,16 +27,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
+import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
-from reference_container.policies import PlaybackEstimate, Policy, SessionQueues, pick, unit_deadline
+from reference_container.policies import PickStats, PlaybackEstimate, Policy, SessionQueues, pick, unit_deadline
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +121,7 @@ class Scheduler:
         sample_rate: int = 24_000,
         deadline_margin_s: float = 0.5,
         clock: Callable[[], float] = time.perf_counter,
+        stats_path: str | None = None,
     ) -> None:
         self._synth = synth
         self.workers = workers
@@ -121,6 +131,11 @@ class Scheduler:
         self.deadline_margin_s = deadline_margin_s
         self.estimate = PlaybackEstimate()
         self._clock = clock
+        self.stats = PickStats()
+        self.audio_made_s = 0.0  # audio synthesized, all jobs (for the benchmark's capacity figures)
+        self.synth_busy_s = 0.0  # worker-seconds spent synthesizing
+        self._stats_path = stats_path
+        self._stats_written_at = -float("inf")
         self._seq = itertools.count()
         self._active_messages = 0
         self._queues = SessionQueues()
@@ -151,6 +166,8 @@ class Scheduler:
                 await task
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._stats_path is not None:
+            self._write_stats(self._clock(), force=True)
 
     # -- API ------------------------------------------------------------------------------------
     @property
@@ -181,7 +198,7 @@ class Scheduler:
     def cancel_session(self, session_id: str) -> int:
         """Drop the session's queued jobs and stop its running ones; returns how many were touched."""
         touched = 0
-        for job in self._queues.drop(session_id):
+        for job in cast(list[Job], self._queues.drop(session_id)):
             job.cancel_flag.set()
             job.out.put_nowait(JobCancelled())
             touched += 1
@@ -201,19 +218,43 @@ class Scheduler:
             yield item  # type: ignore[misc]
 
     # -- internals ------------------------------------------------------------------------------
-    def deadline(self, job: Job) -> float:
-        """When `job` should start (a clock() value) under the deadline policy."""
+    def deadline(self, job: Job, now: float | None = None) -> float:
+        """When `job` should start (a clock() value) under the deadline policy, judged at `now`."""
         return unit_deadline(
             job,
             playback_end=self._queues.playback_end.get(job.session_id, float("-inf")),
             ahead=self._running.get(job.session_id, ()),
             estimate=self.estimate,
             margin_s=self.deadline_margin_s,
+            last_audio_at=self._queues.last_audio_at.get(job.session_id, float("-inf")),
+            now=self._clock() if now is None else now,
         )
 
     def _next_job(self) -> Job | None:
-        self._queues.forget_finished(self._clock(), self._running)
-        return pick(self.policy, self._queues, self.deadline)  # type: ignore[arg-type,return-value]
+        now = self._clock()
+        self._queues.forget_finished(now, self._running)
+        job = pick(self.policy, self._queues, lambda u: self.deadline(u, now),  # type: ignore[arg-type]
+                   self.stats)
+        if job is not None and self._stats_path is not None:
+            self._write_stats(now, force=False)
+        return job  # type: ignore[return-value]
+
+    def _write_stats(self, now: float, *, force: bool) -> None:
+        """Benchmark hook: the counts as JSON in `stats_path`, at most twice a second and whenever the
+        last running job ends with nothing queued, replaced atomically (a reader never sees half)."""
+        if not force and now - self._stats_written_at < 0.5:
+            return
+        self._stats_written_at = now
+        assert self._stats_path is not None
+        tmp = f"{self._stats_path}.tmp"
+        try:
+            with open(tmp, "w") as f:
+                json.dump({"policy": self.policy.value, "workers": self.workers, **self.stats.as_dict(),
+                           "audio_s": self.audio_made_s, "synth_s": self.synth_busy_s}, f)
+            os.replace(tmp, self._stats_path)
+        except OSError:
+            log.warning("event=scheduler_stats_unwritable path=%s", self._stats_path)
+            self._stats_path = None
 
     def _deliver(self, job: Job, chunk: np.ndarray) -> None:
         """On the loop: hand a chunk to the job's reader and advance its session's playback clock."""
@@ -224,8 +265,14 @@ class Scheduler:
         job.out.put_nowait(chunk)
 
     def _finish(self, job: Job, result: object) -> None:
+        if job.synth_s is not None:
+            self.synth_busy_s += job.synth_s
+            self.audio_made_s += job.audio_s
         if job.synth_s is not None and not isinstance(result, BaseException):
             self.estimate.observe(len(job.text), job.speed, job.audio_s, job.synth_s)
+        if self._stats_path is not None:  # the last job of a burst: write, so a reader sees it all
+            idle = not self._queues.queues and sum(map(len, self._running.values())) <= 1
+            self._write_stats(self._clock(), force=idle)
         job.out.put_nowait(result)
 
     async def _worker(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -32,6 +33,8 @@ class AppState:
             self.synth.synthesize, workers=self.settings.synth_workers, max_messages=self.settings.max_queue,
             policy=self.settings.scheduler, sample_rate=self.synth.sample_rate,
             deadline_margin_s=self.settings.deadline_margin_s,
+            # A benchmark hook, not an operator setting: loadtest.capacity reads the pick counts here.
+            stats_path=os.environ.get("SCHEDULER_STATS_FILE") or None,
         )
         self.ready = asyncio.Event()
         self.limits = self.settings.limits(frozenset())

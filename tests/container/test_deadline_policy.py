@@ -27,12 +27,14 @@ class FakeUnit:
         self.seq = next(_seq)
 
 
-def deadline_of(queues: SessionQueues, running: dict[str, list[FakeUnit]] | None = None):
+def deadline_of(queues: SessionQueues, running: dict[str, list[FakeUnit]] | None = None,
+                now: float = -math.inf):
     running = running or {}
 
     def deadline(unit: FakeUnit) -> float:
         return unit_deadline(unit, playback_end=queues.playback_end.get(unit.session_id, -math.inf),
-                             ahead=running.get(unit.session_id, []), estimate=ESTIMATE, margin_s=MARGIN)
+                             ahead=running.get(unit.session_id, []), estimate=ESTIMATE, margin_s=MARGIN,
+                             last_audio_at=queues.last_audio_at.get(unit.session_id, -math.inf), now=now)
 
     return deadline
 
@@ -79,7 +81,7 @@ def test_late_unit_is_still_served_and_first() -> None:
 
 def test_running_unit_of_the_session_pushes_its_next_unit_back() -> None:
     queues = SessionQueues()
-    queues.played("A", now=10.0, audio_s=1.0)
+    queues.played("A", now=10.0, audio_s=3.0)  # 3 s in hand: the next unit has slack (not floored)
     nxt = FakeUnit("A", enqueued_at=9.0)
     running = FakeUnit("A", enqueued_at=9.0, audio_estimate_s=4.0, audio_s=1.0)  # 3 s still to come
     alone = deadline_of(queues)(nxt)
@@ -144,3 +146,53 @@ def test_estimate_learns_rtf_and_speaking_rate() -> None:
         est.observe(chars=100, speed=1.0, audio_s=5.0, synth_s=5.0)
     assert est.rtf == pytest.approx(1.0, abs=0.01)
     assert est.audio_estimate_s("x" * 100, 2.0) == pytest.approx(2.5, abs=0.05)
+
+
+def test_a_late_unit_is_due_when_its_sessions_audio_last_came_not_earlier() -> None:
+    """Under overload (rtf 1.5) a 6-s sentence after a 1-s clause would be "due" 8.5 s before its
+    session's audio runs out, i.e. long before that audio even arrived; it is due at the arrival."""
+    est = PlaybackEstimate(rtf=1.5)
+    queues = SessionQueues()
+    queues.played("A", now=10.0, audio_s=1.0)  # A's first clause arrived at t=10: plays until t=11
+    sentence = FakeUnit("A", enqueued_at=0.0, audio_estimate_s=6.0)
+    greeting = FakeUnit("B", enqueued_at=9.0, audio_estimate_s=1.0)  # waiting since before A's clause came
+    common = {"ahead": [], "estimate": est, "margin_s": MARGIN, "now": 10.5}
+    ideal = 11.0 - MARGIN - 1.5 * 6.0
+    assert unit_deadline(sentence, playback_end=11.0, last_audio_at=10.0, **common) == 10.0 > ideal
+    queues.push(sentence)
+    queues.push(greeting)
+
+    def deadline(unit: FakeUnit) -> float:
+        return unit_deadline(unit, playback_end=queues.playback_end.get(unit.session_id, -math.inf),
+                             last_audio_at=queues.last_audio_at.get(unit.session_id, -math.inf), **common)
+
+    assert pick(Policy.DEADLINE, queues, deadline) is greeting
+
+
+def test_a_running_unit_floors_its_sessions_next_deadline_at_the_pick() -> None:
+    """With two workers: while A's unit is still being made, A's next (late) unit does not go before a
+    message that has been waiting; so a session does not take both workers from a new message."""
+    queues = SessionQueues()
+    queues.played("A", now=10.0, audio_s=1.0)
+    running = FakeUnit("A", enqueued_at=0.0, audio_estimate_s=1.0, audio_s=0.0)
+    nxt = FakeUnit("A", enqueued_at=0.0, audio_estimate_s=6.0)
+    waiting = FakeUnit("B", enqueued_at=10.2)
+    for unit in (nxt, waiting):
+        queues.push(unit)
+    deadline = deadline_of(queues, {"A": [running]}, now=10.4)
+    assert deadline(nxt) == 10.4
+    assert pick(Policy.DEADLINE, queues, deadline) is waiting
+
+
+def test_pick_stats_against_round_robin() -> None:
+    from reference_container.policies import PickStats
+
+    stats = PickStats()
+    queues = SessionQueues()
+    queues.played("A", now=0.0, audio_s=6.0)  # A has slack; B is new
+    a, b = FakeUnit("A", enqueued_at=0.0), FakeUnit("B", enqueued_at=0.5)
+    queues.push(a)
+    queues.push(b)
+    assert pick(Policy.DEADLINE, queues, deadline_of(queues, now=0.5), stats) is b  # round-robin: a
+    assert pick(Policy.DEADLINE, queues, deadline_of(queues, now=0.6), stats) is a  # alone
+    assert stats.as_dict() == {"picks": 2, "contested": 1, "differed": 1, "depth_sum": 3, "depth_max": 2}

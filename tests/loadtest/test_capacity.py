@@ -1,0 +1,80 @@
+"""loadtest.capacity's arithmetic and tables (no container): demand, capacity, scheduler decisions."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from loadtest.capacity import (
+    Layout,
+    StepResult,
+    TurnSample,
+    decisions_table,
+    demand_table,
+    held,
+    listener_demand,
+    sched_delta,
+    table,
+)
+
+
+def step(config: str, sessions: int, *, ttfa: float = 1.0, underruns: int = 0, sched: dict | None = None,
+         turn_audio_s: float = 10.0, wall_s: float = 30.0) -> StepResult:
+    turns = [TurnSample(ttfa, underruns, turn_audio_s, 0) for _ in range(3)]
+    return StepResult(config, sessions, wall_s, turns, 1.0, 1.5, sched or {}, pause_s=1.0)
+
+
+def test_listener_demand_is_audio_over_the_listening_cycle() -> None:
+    # A 10-s turn, heard after 1 s of TTFA, then a 1-s pause: 10 s of audio every 12 s, per listener.
+    assert listener_demand(1, 10.0, 1.0, 1.0) == pytest.approx(10 / 12)
+    assert listener_demand(4, 10.0, 1.0, 0.0) == pytest.approx(4 * 10 / 11)
+    assert listener_demand(3, 0.0, 0.0, 0.0) == 0.0
+
+
+def test_sched_delta_is_per_step_and_keeps_workers() -> None:
+    before = {"picks": 10, "contested": 4, "differed": 1, "depth_sum": 20, "depth_max": 3, "audio_s": 50.0,
+              "synth_s": 20.0, "workers": 2}
+    after = {"picks": 30, "contested": 14, "differed": 3, "depth_sum": 80, "depth_max": 5, "audio_s": 110.0,
+             "synth_s": 50.0, "workers": 2}
+    delta = sched_delta(before, after)
+    assert delta == {"picks": 20, "contested": 10, "differed": 2, "depth_sum": 60, "audio_s": 60.0,
+                     "synth_s": 30.0, "workers": 2, "depth_max": 5, "depth_max_grew": 1.0}
+    assert sched_delta(before, {}) == {}
+    assert sched_delta({}, after)["picks"] == 30
+
+
+def test_step_busy_capacity_and_decisions() -> None:
+    sched = {"picks": 20, "contested": 10, "differed": 2, "depth_sum": 60, "audio_s": 60.0, "synth_s": 30.0,
+             "workers": 2, "depth_max": 5, "depth_max_grew": 0.0}
+    s = step("deadline 2x1", 4, sched=sched, wall_s=30.0)
+    assert s.busy == pytest.approx(30.0 / 60.0)  # 30 worker-seconds of 2 x 30
+    assert s.capacity == pytest.approx(60.0 / 30.0 * 2)  # 2 audio-s per synthesis-s, two workers
+    assert s.decisions() == "20 / 50% / 10% / 3.0 (<=5)"
+    assert s.demand(0.0) == pytest.approx(4 * 10 / 11)
+    bare = step("x", 1)
+    assert bare.busy is None and bare.capacity is None and bare.decisions() == "-"
+
+
+def test_tables_show_every_configuration_and_count() -> None:
+    sched = {"picks": 8, "contested": 2, "differed": 1, "depth_sum": 12, "audio_s": 20.0, "synth_s": 8.0,
+             "workers": 1, "depth_max": 3, "depth_max_grew": 1.0}
+    steps = [step(c, n, sched=sched, ttfa=0.6 * n) for c in ("round-robin 1x2", "deadline 1x2") for n in (1, 2, 4)]
+    main = table(steps, 2000.0)
+    assert "| deadline 1x2 | 2 | 600 / 600 | 1200 / 1200 | 2400 / 2400 |" in main  # 2400 ms at 4: over the SLO
+    decisions = decisions_table(steps)
+    assert "| round-robin 1x2 | 8 / 25% / 12% / 1.5 (3) | 8 / 25% / 12% / 1.5 (3) |" in decisions
+    demand = demand_table(steps, 2000.0)
+    assert "| deadline 1x2 | 4 | 10.0 | 3.64 / 3.08 | 1.00 | 27% | 2.50 |" in demand
+
+
+def test_held_counts_up_to_the_first_failing_step() -> None:
+    steps = [step("a", 1), step("a", 2, underruns=1), step("a", 4)]
+    assert held(steps, 2000.0) == 1
+    assert held([step("a", 1, ttfa=3.0)], 2000.0) == 0
+
+
+def test_layout_parse() -> None:
+    assert str(Layout.parse("2x1")) == "2x1"
+    with pytest.raises(argparse.ArgumentTypeError):
+        Layout.parse("2")
