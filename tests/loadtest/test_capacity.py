@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from loadtest.capacity import (
+from bidi_tts_loadtest.capacity import (
     Layout,
     StepResult,
     TurnSample,
