@@ -17,7 +17,7 @@ from itertools import pairwise
 from bidi_tts.transports.base import ConnectError, TransportError
 from bidi_tts_conformance.diagnose import describe_close, describe_connect_error
 from bidi_tts_conformance.driver import Conversation, Reply
-from bidi_tts_conformance.model import CaseFailed
+from bidi_tts_conformance.failures import CaseFailed
 from bidi_tts_conformance.targets import Target
 
 PROBE_TEXT = "Hi."

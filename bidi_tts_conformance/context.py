@@ -13,7 +13,7 @@ from bidi_tts.session import Rule
 from bidi_tts.transports.base import ConnectError, Transport
 from bidi_tts_conformance.diagnose import describe_connect_error
 from bidi_tts_conformance.driver import EVERY_RULE, Conversation, Notes
-from bidi_tts_conformance.model import CaseFailed, CaseSkipped
+from bidi_tts_conformance.failures import CaseFailed, CaseSkipped
 from bidi_tts_conformance.targets import Target
 from bidi_tts_conformance.trace import EVENT, FrameTrace, TracingTransport, http_hooks
 

@@ -35,8 +35,8 @@ from bidi_tts.session import (
 )
 from bidi_tts.transports.base import Transport, TransportClosed, TransportTimeout
 from bidi_tts_conformance.diagnose import describe_close, describe_frame
+from bidi_tts_conformance.failures import CaseFailed
 from bidi_tts_conformance.focus import judged_by
-from bidi_tts_conformance.model import CaseFailed
 
 EVERY_RULE: frozenset[Rule] = frozenset(Rule)
 ONE_BURST_CHARS = 20  # a message this short is one unit of work: its audio comes in one burst

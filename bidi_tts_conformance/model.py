@@ -45,20 +45,6 @@ class Outcome:
     detail: str = ""
 
 
-class CaseFailed(Exception):
-    """The container broke the clause. `detail` names the real cause, for people."""
-
-    def __init__(self, detail: str, *, expected: str | None = None, actual: str | None = None) -> None:
-        self.detail = detail
-        self.expected = expected
-        self.actual = actual
-        super().__init__(detail)
-
-
-class CaseSkipped(Exception):
-    """The case cannot run on this target; the message says why."""
-
-
 def ok(detail: str = "") -> Outcome:
     return Outcome(Verdict.OK, detail)
 

@@ -19,7 +19,8 @@ import pytest
 from bidi_tts_conformance import preflight, selection
 from bidi_tts_conformance.context import Options
 from bidi_tts_conformance.model import Case, CaseResult, Registry, Verdict
-from bidi_tts_conformance.report import Entry, RunInfo, pages_dir, summary_lines, utc_now, write_reports
+from bidi_tts_conformance.report import Entry, RunInfo, pages_dir, summary_lines, utc_now
+from bidi_tts_conformance.report_html import write_reports
 from bidi_tts_conformance.runner import SuiteRunner, unmet_requirement
 from bidi_tts_conformance.targets import (
     DEFAULT_IMAGE,

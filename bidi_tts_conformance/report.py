@@ -22,7 +22,6 @@ this shape and the older plain list of entries.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -185,24 +184,6 @@ def page_name(case_id: str) -> str:
 def pages_dir(html_path: Path) -> Path:
     """Where the case pages of the HTML report `html_path` go: `<stem>_cases/` beside it."""
     return html_path.with_name(f"{html_path.stem}_cases")
-
-
-def _relative(path: Path, start: Path) -> str:
-    return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
-
-
-def write_reports(json_path: Path, html_path: Path | None, entries: list[Entry], run: RunInfo) -> None:
-    """The JSON report and, when `html_path` is given, the HTML page and one page per case."""
-    from bidi_tts_conformance.report_html import write_html
-
-    html_report = None
-    if html_path is not None:
-        folder = pages_dir(html_path)
-        for e in entries:
-            e.case_page = _relative(folder / page_name(e.case.id), json_path.parent)
-        html_report = _relative(html_path, json_path.parent)
-        write_html(html_path, entries, run)
-    write_json(json_path, entries, run, html_report)
 
 
 def summary_lines(entries: list[Entry]) -> list[str]:

@@ -10,6 +10,7 @@ have a fixed layout and the body a maximum width (:data:`WRAP_CSS`).
 from __future__ import annotations
 
 import html
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from bidi_tts_conformance.report import (
     pages_dir,
     totals,
     utc_now,
+    write_json,
 )
 from bidi_tts_conformance.trace import RECEIVED, SENT, TraceEvent
 
@@ -200,3 +202,19 @@ def write_html(path: Path, entries: list[Entry], run: RunInfo | None = None, *, 
     for e in entries:
         (folder / page_name(e.case.id)).write_text(case_page(e, run, f"../{path.name}", wrap=wrap), encoding="utf-8")
     path.write_text(main_page(entries, run, folder.name, wrap=wrap), encoding="utf-8")
+
+
+def _relative(path: Path, start: Path) -> str:
+    return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
+
+
+def write_reports(json_path: Path, html_path: Path | None, entries: list[Entry], run: RunInfo) -> None:
+    """The JSON report and, when `html_path` is given, the HTML page and one page per case."""
+    html_report = None
+    if html_path is not None:
+        folder = pages_dir(html_path)
+        for e in entries:
+            e.case_page = _relative(folder / page_name(e.case.id), json_path.parent)
+        html_report = _relative(html_path, json_path.parent)
+        write_html(html_path, entries, run)
+    write_json(json_path, entries, run, html_report)

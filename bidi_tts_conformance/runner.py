@@ -22,8 +22,9 @@ from bidi_tts.transports.base import ConnectError, TransportClosed, TransportTim
 from bidi_tts_conformance.calibration import Calibration, calibrate, is_prompt, probe_ttfa
 from bidi_tts_conformance.context import CaseContext, Options
 from bidi_tts_conformance.diagnose import describe_close, describe_connect_error
+from bidi_tts_conformance.failures import CaseFailed, CaseSkipped
 from bidi_tts_conformance.focus import focus_of
-from bidi_tts_conformance.model import Case, CaseFailed, CaseResult, CaseSkipped, Outcome, Requires, Verdict
+from bidi_tts_conformance.model import Case, CaseResult, Outcome, Requires, Verdict
 from bidi_tts_conformance.targets import Target
 
 

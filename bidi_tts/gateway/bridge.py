@@ -21,7 +21,7 @@ import contextlib
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import quote
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -34,8 +34,12 @@ from bidi_tts.gateway.connection import H2ServerConnection, StreamGone
 from bidi_tts.protocol import INVOCATION_PATH_HEADER, QUERY_STRING_HEADER, WS_PATH
 from bidi_tts.transports._aio import cancel_and_wait
 
-if TYPE_CHECKING:
-    from bidi_tts.gateway.server import Gateway
+
+class Gateway(Protocol):
+    """What a stream's bridge needs of the gateway that owns it (bidi_tts.gateway.server.Gateway)."""
+
+    config: GatewayConfig
+    frames_to_container: list[FrameRecord]
 
 logger = logging.getLogger("bidi_tts.gateway")
 

@@ -13,7 +13,8 @@ from bidi_tts.session import ErrorReceived
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.diagnose import describe_close
 from bidi_tts_conformance.driver import Conversation, Reply
-from bidi_tts_conformance.model import CaseFailed, Outcome, non_strict, ok
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, non_strict, ok
 
 SHORT = "Hello there."
 SENTENCE = "The quick brown fox jumps over the lazy dog."

@@ -12,7 +12,8 @@ from bidi_tts_conformance.cases._util import SENTENCE, SHORT, rms
 from bidi_tts_conformance.cases.frames import handled
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.driver import Conversation
-from bidi_tts_conformance.model import CaseFailed, Outcome, case, informational, non_strict, ok
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, case, informational, non_strict, ok
 
 MIN_RMS = 30.0  # s16 units: well below quiet speech (hundreds to thousands), well above dither
 # Plausible speech: 66 characters a second is far too fast, 4 a second far too slow.

@@ -8,7 +8,8 @@ from bidi_tts_conformance.cases._util import usable_after
 from bidi_tts_conformance.cases.frames import long_text, sentences
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.diagnose import describe_close
-from bidi_tts_conformance.model import CaseFailed, Outcome, case, non_strict, ok
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, case, non_strict, ok
 
 
 @case("cancel.1", "cancel mid-synthesis: synthesis_complete with cancelled=true, soon",

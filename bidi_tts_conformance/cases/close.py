@@ -10,7 +10,8 @@ from bidi_tts_conformance.cases.frames import long_text, sentences
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.diagnose import describe_close
 from bidi_tts_conformance.driver import Conversation
-from bidi_tts_conformance.model import CaseFailed, Outcome, case, non_strict, ok
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, case, non_strict, ok
 
 PROMPT_CLOSE_S = 2.0  # a close slower than this bends the SHOULD of a prompt close
 

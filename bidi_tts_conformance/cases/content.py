@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.driver import Reply
+from bidi_tts_conformance.failures import CaseFailed, CaseSkipped
 from bidi_tts_conformance.hearing import ModelUnavailable, Recognizer, recognizer, transcribe_each
-from bidi_tts_conformance.model import CaseFailed, CaseSkipped, Outcome, case, ok
+from bidi_tts_conformance.model import Outcome, case, ok
 
 if TYPE_CHECKING:  # the judgement needs the 'hearing' extra; it is imported once a recognizer loaded
     from bidi_tts_conformance.hearing.alignment import Hearing

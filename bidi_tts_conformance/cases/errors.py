@@ -8,7 +8,8 @@ import json
 from bidi_tts.frames import FrameKind
 from bidi_tts_conformance.cases._util import SHORT, TINY, Bad, expect_refusal, message_problem
 from bidi_tts_conformance.context import CaseContext
-from bidi_tts_conformance.model import CaseFailed, Outcome, case, informational, ok
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, case, informational, ok
 
 TWO_MB = 2 * 1024 * 1024
 

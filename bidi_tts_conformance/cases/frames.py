@@ -14,7 +14,8 @@ from bidi_tts_conformance.cases._util import SHORT, TINY
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.diagnose import describe_close
 from bidi_tts_conformance.driver import Reply
-from bidi_tts_conformance.model import CaseFailed, Outcome, case, ok
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, case, ok
 
 UNICODE_TEXT = "Café déjà vu: the naïve façade served crème brûlée — “quoted” too."
 # Short sentences (at most about 60 characters, like every text of the suite): the time a container

@@ -11,7 +11,8 @@ import httpx
 from bidi_tts.protocol import BIDI_LABEL, INVOCATION_PATH_HEADER, QUERY_STRING_HEADER, WS_PATH
 from bidi_tts_conformance.cases._util import TINY
 from bidi_tts_conformance.context import CaseContext
-from bidi_tts_conformance.model import CaseFailed, Outcome, Requires, case, non_strict, ok
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, Requires, case, non_strict, ok
 
 ACCEPT_DEADLINE_S = 0.25
 PING_DEADLINE_S = 2.0

@@ -16,7 +16,8 @@ from bidi_tts.transports.websocket import websocket_url
 from bidi_tts_conformance.cases._util import SENTENCE, SHORT, TINY
 from bidi_tts_conformance.cases.frames import long_text, sentences
 from bidi_tts_conformance.context import CaseContext
-from bidi_tts_conformance.model import CaseFailed, Outcome, case, ok
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, case, ok
 
 
 @case("isolation.concurrent.1", "3 concurrent sessions with texts of different lengths get their own audio",

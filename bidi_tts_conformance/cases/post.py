@@ -17,7 +17,8 @@ from bidi_tts_conformance.cases.audio import (
     STREAM_SLACK_S,
 )
 from bidi_tts_conformance.context import CaseContext
-from bidi_tts_conformance.model import CaseFailed, Outcome, Requires, case, ok
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, Requires, case, ok
 
 UNKNOWN_SIZE = 0xFFFFFFFF
 

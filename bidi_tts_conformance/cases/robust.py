@@ -20,7 +20,8 @@ from bidi_tts_conformance.cases._util import (
     usable_after,
 )
 from bidi_tts_conformance.context import CaseContext
-from bidi_tts_conformance.model import CaseFailed, Outcome, Requires, case, non_strict, ok
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, Requires, case, non_strict, ok
 
 
 def _msg(**fields: object) -> str:

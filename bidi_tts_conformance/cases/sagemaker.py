@@ -6,7 +6,8 @@ from bidi_tts.frames import FrameKind
 from bidi_tts_conformance.cases._util import SHORT, TINY
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.diagnose import describe_close
-from bidi_tts_conformance.model import CaseFailed, Outcome, Requires, case, ok
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, Requires, case, ok
 
 ONLY = [Requires.SAGEMAKER]
 

@@ -9,7 +9,8 @@ from bidi_tts.transports.base import TransportTimeout
 from bidi_tts_conformance.cases._util import SHORT, TINY
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.diagnose import describe_close
-from bidi_tts_conformance.model import CaseFailed, Outcome, case, non_strict, ok
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, case, non_strict, ok
 
 TEXTS = ["Hi.", "Okay.", "Yes.", "Thank you.", "Good night."]
 
