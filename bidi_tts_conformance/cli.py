@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 
 import pytest
+
+from bidi_tts_conformance.report import suite_version
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 CASES_MODULE = PACKAGE_DIR / "test_cases.py"
@@ -44,13 +45,6 @@ DEFAULT_REPORTS = {
     "--junitxml": "reports/conformance-junit.xml",
     "--conformance-html": "reports/conformance.html",
 }
-
-
-def suite_version() -> str:
-    try:
-        return metadata.version("bidi-tts")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def _given(args: Sequence[str], option: str) -> bool:

@@ -21,12 +21,9 @@ BUILD_CA_BUNDLE=${BUILD_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
 log() { printf '[build-image %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 start=$(date +%s)
 
-if [[ $BASE_IMAGE == bidi-tts-base:* ]]; then
-    BASE_IMAGE=$BASE_IMAGE bash "$here/build-base.sh"
-elif ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
-    log "base image $BASE_IMAGE is not present: build it first (see docker/README.md)"
-    exit 2
-fi
+# shellcheck source=docker/lib.sh
+source "$here/lib.sh"
+ensure_base_image "$BASE_IMAGE"
 
 # Stage what the build copies but git must not hold: voice packs, config.json, the build CA bundle.
 stage=$here/.stage
@@ -40,10 +37,7 @@ else
 fi
 [[ -s $BUILD_CA_BUNDLE ]] && cp "$BUILD_CA_BUNDLE" "$stage/ca/ca.pem"
 
-# The classic builder unless buildx is installed (Debian's docker.io ships none).
-if ! docker buildx version >/dev/null 2>&1; then
-    export DOCKER_BUILDKIT=0
-fi
+choose_builder
 log "building $IMAGE (route=$KOKORO_ROUTE, base=$BASE_IMAGE)"
 docker build -f "$repo/reference_container/Dockerfile" \
     --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg KOKORO_ROUTE="$KOKORO_ROUTE" \

@@ -15,17 +15,12 @@ BUILD_CA_BUNDLE=${BUILD_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
 log() { printf '[build-suite-image %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 start=$(date +%s)
 
-if [[ $BASE_IMAGE == bidi-tts-base:* ]]; then
-    BASE_IMAGE=$BASE_IMAGE bash "$here/build-base.sh"
-elif ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
-    log "base image $BASE_IMAGE is not present: build it first (see docker/README.md)"
-    exit 2
-fi
+# shellcheck source=docker/lib.sh
+source "$here/lib.sh"
+ensure_base_image "$BASE_IMAGE"
 mkdir -p "$here/.stage/ca"
 if [[ -s $BUILD_CA_BUNDLE ]]; then cp "$BUILD_CA_BUNDLE" "$here/.stage/ca/ca.pem"; fi
-if ! docker buildx version >/dev/null 2>&1; then
-    export DOCKER_BUILDKIT=0
-fi
+choose_builder
 log "building $IMAGE (base=$BASE_IMAGE)"
 docker build -f "$here/Dockerfile.suite" --build-arg BASE_IMAGE="$BASE_IMAGE" -t "$IMAGE" "$@" "$repo" 2>&1 \
     | grep --line-buffered -vE '^(DEPRECATED|  +BuildKit|  +environment-variable|$)' >&2

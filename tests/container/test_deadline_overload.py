@@ -18,7 +18,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from reference_container.scheduler import Job, JobCancelled, Scheduler
+from reference_container.scheduler import JobCancelled, Scheduler
+from tests.container.scheduling import drain, wait_for
 
 RATE = 100  # samples per second: tiny arrays, real durations
 S_PER_CHAR = 0.07  # the scheduler's initial speaking-rate guess, so estimates are right from the start
@@ -66,16 +67,6 @@ def paragraph(session: str, units: int = 8) -> list[str]:
     return [unit(f"{session}{i}", 1.0 if i % 2 == 0 else 6.0) for i in range(units)]
 
 
-async def drain(s: Scheduler, job: Job) -> int:
-    return sum([len(c) async for c in s.stream(job)])
-
-
-async def wait_for(event: threading.Event) -> None:
-    for _ in range(500):
-        if event.is_set():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the fake synthesizer never got there")
 
 
 async def new_message_beside_paragraphs(policy: str, rtf: float, readers: int = 2,

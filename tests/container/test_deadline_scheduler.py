@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from reference_container.scheduler import Job, JobCancelled, Scheduler
+from reference_container.scheduler import JobCancelled, Scheduler
+from tests.container.scheduling import drain, wait_for
 
 RATE = 100  # samples per second of the fake synthesizer: tiny arrays, real durations
 
@@ -32,16 +33,6 @@ class FakeSynth:
         yield np.zeros(int(self.audio_s * RATE), dtype=np.float32)
 
 
-async def drain(s: Scheduler, job: Job) -> int:
-    return sum([len(c) async for c in s.stream(job)])
-
-
-async def wait_for(event: threading.Event) -> None:
-    for _ in range(500):
-        if event.is_set():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the fake synthesizer never got there")
 
 
 async def serve_order(policy: str) -> list[str]:

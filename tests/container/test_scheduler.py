@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from reference_container.scheduler import Busy, JobCancelled, JobFailed, Scheduler
+from tests.container.scheduling import drain
 
 
 class Recorder:
@@ -29,9 +30,6 @@ class Recorder:
             self.made += 1
             yield np.zeros(10, dtype=np.float32)
 
-
-async def drain(s: Scheduler, job) -> int:
-    return sum([len(c) async for c in s.stream(job)])
 
 
 async def test_round_robin_across_sessions() -> None:
