@@ -106,6 +106,9 @@ def _on_init(environment: Environment, runner: Any = None, **_: Any) -> None:
     options = environment.parsed_options
     if not isinstance(runner, MasterRunner):
         _wire_content_checks(environment, state)  # before the worker's test_stop flush
+        _wire_audio_produced(environment, state)
+    if not isinstance(runner, WorkerRunner):
+        _wire_active_users(environment, state)
     if isinstance(runner, WorkerRunner):
         _wire_worker(environment, runner, state)
     elif isinstance(runner, MasterRunner):
@@ -146,6 +149,41 @@ def _on_init(environment: Environment, runner: Any = None, **_: Any) -> None:
         from bidi_tts_loadtest.live import install_web_ui
 
         install_web_ui(environment, lambda: _live_summary(environment))
+
+
+def _wire_audio_produced(environment: Environment, state: RunState) -> None:
+    """Seconds of audio per completed message, at its completion (the over-time chart's audio-s per s)."""
+    from bidi_tts_loadtest.timeseries import AUDIO_S, BYTES_PER_AUDIO_S
+
+    @environment.events.request.add_listener
+    def _audio(request_type: str, name: str, response_length: int = 0, exception: Any = None, **_: Any) -> None:
+        if name == "complete" and exception is None and response_length:
+            state.recorder.add(AUDIO_S, response_length / BYTES_PER_AUDIO_S, time.time())
+
+
+def _wire_active_users(environment: Environment, state: RunState) -> None:
+    """Locust's user count once a second while a test runs (each user holds at most one session)."""
+    import gevent
+
+    from bidi_tts_loadtest.timeseries import ACTIVE_USERS
+
+    sampler: list[Any] = []
+
+    def sample() -> None:
+        while True:
+            if environment.runner is not None:
+                state.recorder.add(ACTIVE_USERS, environment.runner.user_count, time.time())
+            gevent.sleep(1.0)
+
+    @environment.events.test_start.add_listener
+    def _start(**_: Any) -> None:
+        if not sampler:
+            sampler.append(gevent.spawn(sample))
+
+    @environment.events.test_stop.add_listener
+    def _stop(**_: Any) -> None:
+        while sampler:
+            sampler.pop().kill(block=False)
 
 
 def _live_summary(environment: Environment) -> dict[str, Any]:
@@ -233,7 +271,8 @@ def _on_quitting(environment: Environment, **_: Any) -> None:
     if options.report_dir:
         from bidi_tts_loadtest.reports import write_reports
 
-        write_reports(options.report_dir, state.recorder, summary, state.sweep)
+        window = None if state.started_at is None else (state.started_at, time.time())
+        write_reports(options.report_dir, state.recorder, summary, state.sweep, window=window)
     _print(summary)
     ok, broken = exit_codes.OK, exit_codes.BROKEN
     if state.sweep is not None:
