@@ -27,7 +27,7 @@ from bidi_tts_loadtest.options import add_arguments
 from bidi_tts_loadtest.preflight import target_unreachable
 from bidi_tts_loadtest.settings import run_settings
 from bidi_tts_loadtest.slo import Slo
-from bidi_tts_loadtest.stats_table import install_table_without_mixed_aggregate
+from bidi_tts_loadtest.stats_table import install_table_without_mixed_aggregate, quiet_periodic_tables
 from bidi_tts_loadtest.summary import build_summary, write_summary
 from bidi_tts_loadtest.target import target_problem
 from bidi_tts_loadtest.verdict import verdict_lines
@@ -257,6 +257,7 @@ def _on_quitting(environment: Environment, **_: Any) -> None:
     state = run_state(environment)
     if state.summary is not None:  # quitting fires again when a signal interrupts the shutdown
         return
+    quiet_periodic_tables()
     runner = environment.runner
     if isinstance(runner, LocalRunner) and runner.state in (STATE_SPAWNING, STATE_RUNNING):
         runner.stop()  # SIGTERM or the web UI's quit: stop the users first so cut sessions count

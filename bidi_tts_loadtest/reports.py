@@ -11,6 +11,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only; no display on load-test machines
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 from bidi_tts.metrics import LatencyRecorder
 from bidi_tts_loadtest.summary import COMPLETE, GAP, TTFA, TURN_TTFA, write_summary
@@ -54,7 +55,7 @@ CDF_PANELS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 )
 
 
-def plot_cdf(recorder: LatencyRecorder, path: Path, slo_ttfa_ms: float | None = None, caption: str = "") -> None:
+def plot_cdf(recorder: LatencyRecorder, path: Path, slo_ttfa_ms: float | None = None, caption: str = "") -> Figure:
     """Empirical CDFs, one panel per metric, each on its own millisecond axis (the frame gap's logarithmic)."""
     fig, axes = plt.subplots(1, len(CDF_PANELS), figsize=(5 * len(CDF_PANELS), 4.2), squeeze=False)
     for ax, (title, series) in zip(axes[0], CDF_PANELS, strict=True):
@@ -73,6 +74,7 @@ def plot_cdf(recorder: LatencyRecorder, path: Path, slo_ttfa_ms: float | None = 
         ax.set_title(title)
         if series[0][0] in LOG_PANELS:
             ax.set_xscale("symlog", linthresh=1.0)
+            ax.set_xlim(left=0)
             ax.set_xlabel("milliseconds (log scale; linear below 1 ms)")
         else:
             ax.set_xlabel("milliseconds")
@@ -87,7 +89,8 @@ def plot_cdf(recorder: LatencyRecorder, path: Path, slo_ttfa_ms: float | None = 
     fig.tight_layout(rect=(0, 0.03 if caption else 0, 1, 1))
     _caption(fig, caption)
     fig.savefig(path, dpi=100)
-    plt.close(fig)
+    plt.close(fig)  # the Figure stays readable (tests look at its axes)
+    return fig
 
 
 def playback_spans(frames: list[list[float]], sample_rate: int) -> tuple[list[tuple[float, float]],
@@ -115,7 +118,7 @@ def playback_spans(frames: list[list[float]], sample_rate: int) -> tuple[list[tu
 
 
 def plot_over_time(recorder: LatencyRecorder, path: Path, started: float, ended: float, caption: str = "",
-                   slo_ttfa_ms: float | None = None) -> None:
+                   slo_ttfa_ms: float | None = None) -> Figure:
     """Four panels over the run: TTFA percentiles, active users, audio-seconds produced per second,
     underruns per interval (Locust's charts, for the numbers of a voice agent)."""
     t = over_time(recorder, started, ended)
@@ -149,10 +152,11 @@ def plot_over_time(recorder: LatencyRecorder, path: Path, started: float, ended:
     fig.tight_layout(rect=(0, 0.03 if caption else 0, 1, 1))
     _caption(fig, caption)
     fig.savefig(path, dpi=100)
-    plt.close(fig)
+    plt.close(fig)  # the Figure stays readable (tests look at its axes)
+    return fig
 
 
-def plot_timeline(trace: dict[str, Any], path: Path, caption: str = "") -> None:
+def plot_timeline(trace: dict[str, Any], path: Path, caption: str = "") -> Figure:
     """One session, a row per message: text sent, playback from the first frame in real time,
     the moments the player runs dry (underruns), and synthesis_complete."""
     messages = trace["messages"]
@@ -183,10 +187,11 @@ def plot_timeline(trace: dict[str, Any], path: Path, caption: str = "") -> None:
     fig.tight_layout(rect=(0, 0.05 if caption else 0, 1, 1))
     _caption(fig, caption)
     fig.savefig(path, dpi=100)
-    plt.close(fig)
+    plt.close(fig)  # the Figure stays readable (tests look at its axes)
+    return fig
 
 
-def plot_sweep(result: dict[str, Any], path: Path, caption: str = "") -> None:
+def plot_sweep(result: dict[str, Any], path: Path, caption: str = "") -> Figure:
     """p95 TTFA by concurrency step, the SLO line, and the answer."""
     steps = result["steps"]
     fig, ax = plt.subplots(figsize=(8, 5))
@@ -208,7 +213,8 @@ def plot_sweep(result: dict[str, Any], path: Path, caption: str = "") -> None:
     fig.tight_layout(rect=(0, 0.03 if caption else 0, 1, 1))
     _caption(fig, caption)
     fig.savefig(path, dpi=100)
-    plt.close(fig)
+    plt.close(fig)  # the Figure stays readable (tests look at its axes)
+    return fig
 
 
 def write_reports(folder: str | Path, recorder: LatencyRecorder, summary: dict[str, Any],
