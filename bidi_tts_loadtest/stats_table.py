@@ -40,7 +40,7 @@ def install_table_without_mixed_aggregate() -> None:
     if _installed:
         return
     _installed = True
-    stats.get_stats_summary = _without_total(stats.get_stats_summary)  # type: ignore[assignment]
+    stats.get_stats_summary = _without_total(stats.get_stats_summary)
     original_percentiles = stats.get_percentile_stats_summary
 
     def percentiles(request_stats: Any) -> list[str]:
