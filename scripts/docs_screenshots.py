@@ -68,6 +68,14 @@ def main() -> int:
     parser.add_argument("--skip-load", action="store_true", help="only the report pages")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    from bidi_tts_loadtest.browser_ttfa import find_chromium
+    from bidi_tts_loadtest.relay.upstream import UsageError
+
+    try:
+        find_chromium(None)
+    except UsageError as exc:
+        print(f"docs_screenshots: {exc}", file=sys.stderr)
+        return 4
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_load:
             load_plots(args.out, Path(tmp), args.run_time)
