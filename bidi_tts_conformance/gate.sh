@@ -10,7 +10,7 @@
 # The docs' GitHub Actions and GitLab CI examples call this; so does this project's own CI.
 #
 # Environment:
-#   SUITE            command (default): `bidi-tts-conformance` on PATH (pip install 'bidi-tts[conformance]')
+#   SUITE            command (default): `bidi-tts-conformance` on PATH (pip install 'WHEEL[conformance]')
 #                    image: `docker run --network host SUITE_IMAGE` (the suite's own image)
 #   SUITE_IMAGE      the suite's image for SUITE=image (default bidi-tts-conformance:latest)
 #   PORT             host port the container's 8080 is published on (default 8080)
@@ -42,7 +42,7 @@ command -v docker >/dev/null || usage_error "docker is not on PATH"
 docker info >/dev/null 2>&1 || usage_error "no Docker engine answers (is dockerd running?)"
 if [[ $SUITE == command ]]; then
     command -v bidi-tts-conformance >/dev/null \
-        || usage_error "bidi-tts-conformance is not on PATH: pip install 'bidi-tts[conformance]' (or SUITE=image)"
+        || usage_error "bidi-tts-conformance is not on PATH: pip install the project's wheel with [conformance], see docs/ci.md (or SUITE=image)"
 fi
 docker image inspect "$image" >/dev/null 2>&1 || usage_error "no image '$image' here: build or pull it first"
 
