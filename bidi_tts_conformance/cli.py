@@ -1,25 +1,8 @@
 """`bidi-tts-conformance`: the conformance suite as one command, from an installed wheel.
 
-    bidi-tts-conformance --container-url http://127.0.0.1:8080
-    bidi-tts-conformance --endpoint-name NAME --region us-east-1
-    bidi-tts-conformance --list-cases
-    bidi-tts-conformance --compare A.json B.json ... [--output OUT.html]   (reports side by side)
-
 It runs the installed suite through pytest with the same options as `pytest conformance` (every
-pytest option too) and exits like it:
-
-    0   every selected case passed
-    1   a case failed
-    4   a usage error: a URL without a scheme, a --case or --clause that selects nothing, a bad
-        --region/--endpoint-url/--endpoint-ca, no target given and the reference container not
-        installed
-    69  the target cannot be reached or is not a container (nothing listens, no HTTP answer, /ping
-        not 200 and no WebSocket, still loading after --ready-timeout; for an endpoint: no AWS
-        credentials, an unresolvable region, an unreachable or untrusted runtime, an unknown
-        endpoint, a container behind it that does not answer)
-
-and pytest's own 2 (interrupted), 3 (internal error), 5 (no tests). A usage error or an unreachable
-target is one `ERROR: ...` line, before any case runs.
+pytest option too) and exits like it; `--help` is the command's own (HELP below), `--help-pytest`
+is pytest's full list. `--version` and `--compare` work anywhere in the argument list.
 
 Run from any folder: the suite ignores the folder's own pytest configuration, writes no
 `.pytest_cache`, and keeps its reports under `reports/` unless told otherwise.
@@ -46,6 +29,54 @@ DEFAULT_REPORTS = {
     "--conformance-html": "reports/conformance.html",
 }
 
+HELP = """\
+usage: bidi-tts-conformance [TARGET] [OPTIONS] [PYTEST OPTIONS]
+       bidi-tts-conformance --compare A.json B.json ... [--output OUT.html]
+       bidi-tts-conformance --list-cases | --version | --help | --help-pytest
+
+Check a streaming-TTS container against the SageMaker bidirectional-streaming contract and the
+TTS protocol (docs/guarantees.md); write JSON, JUnit and HTML reports under reports/.
+
+target (one of):
+  --container-url URL      a running container, e.g. http://127.0.0.1:8080
+  --endpoint-name NAME     a SageMaker endpoint (with --region R; --endpoint-url URL and
+                           --endpoint-ca ca.pem for the local stand-in of the runtime)
+  (neither)                start the reference container: --target auto|docker|process,
+                           --image IMAGE for docker
+
+options a container author needs:
+  --list-cases             list case ids, clauses and descriptions, then exit
+  --case GLOB              run only the cases whose id matches (repeatable)
+  --clause ID              run only the cases that cite this clause, e.g. TTS-ORDER (repeatable)
+  --conformance-strict     NON-STRICT verdicts fail too
+  --voice NAME             voice for the cases (default af_heart)
+  --sample-rate HZ         sample rate for the cases (default 24000)
+  --ready-timeout S        how long to wait for /ping to answer 200
+  --reply-timeout S        silence allowed while an expected frame is due (default: calibrated)
+  --case-timeout S         time for one whole case
+  --conformance-report P   JSON report (default reports/conformance.json)
+  --conformance-html P     HTML report with a page per case (default reports/conformance.html)
+  --junitxml P             JUnit XML (default reports/conformance-junit.xml)
+  --container-log P        the process target's output
+  --compare A.json B.json  several reports side by side as one HTML page (--output OUT.html)
+  --version                the suite's version
+  --help-pytest            every pytest option as well (the suite's are under "conformance")
+
+exit codes (docs/exit-codes.md; the same for every command of the project):
+  0   every selected case passed
+  1   a case failed
+  4   usage error: a URL without a scheme, a --case/--clause that selects nothing, a bad
+      --region/--endpoint-url/--endpoint-ca, no target and no reference container installed
+  69  the target cannot be reached or is not a container (nothing listens, /ping never 200,
+      no AWS credentials, unknown endpoint)
+  2, 3, 5  pytest's own: interrupted, internal error, no tests collected
+
+examples:
+  bidi-tts-conformance --container-url http://127.0.0.1:8080
+  bidi-tts-conformance --container-url http://127.0.0.1:8080 --clause TTS-ORDER -q
+  bidi-tts-conformance --endpoint-name my-tts --region us-east-1
+"""
+
 
 def _given(args: Sequence[str], option: str) -> bool:
     return any(a == option or a.startswith(option + "=") for a in args)
@@ -62,13 +93,19 @@ def pytest_args(user_args: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     user_args = list(sys.argv[1:] if argv is None else argv)
-    if user_args[:1] == ["--version"]:
-        print(f"bidi-tts-conformance {suite_version()}")
-        return 0
-    if user_args[:1] == ["--compare"]:
+    if "--compare" in user_args:  # anywhere: the rest are its files and --output
         from bidi_tts_conformance.compare import main as compare_main
 
-        return compare_main(user_args[1:])
+        user_args.remove("--compare")
+        return compare_main(user_args)
+    if "--version" in user_args:
+        print(f"bidi-tts-conformance {suite_version()}")
+        return 0
+    if "--help-pytest" in user_args:
+        return int(pytest.main(pytest_args(["--help"])))
+    if "--help" in user_args or "-h" in user_args:
+        print(HELP, end="")
+        return 0
     return int(pytest.main(pytest_args(user_args)))
 
 

@@ -10,7 +10,7 @@
 # The docs' GitHub Actions and GitLab CI examples call this; so does this project's own CI.
 #
 # Environment:
-#   SUITE            command (default): `bidi-tts-conformance` on PATH (pip install 'bidi-tts[conformance]')
+#   SUITE            command (default): `bidi-tts-conformance` on PATH (pip install 'WHEEL[conformance]')
 #                    image: `docker run --network host SUITE_IMAGE` (the suite's own image)
 #   SUITE_IMAGE      the suite's image for SUITE=image (default bidi-tts-conformance:latest)
 #   PORT             host port the container's 8080 is published on (default 8080)
@@ -32,7 +32,7 @@ READY_TIMEOUT=${READY_TIMEOUT:-480}
 DOCKER_RUN_ARGS=${DOCKER_RUN_ARGS:-}
 
 say() { printf '[conformance-gate %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-usage_error() { say "$* (usage: bidi-tts-conformance-gate IMAGE [SUITE OPTIONS...])"; exit 2; }
+usage_error() { say "$* (usage: bidi-tts-conformance-gate IMAGE [SUITE OPTIONS...])"; exit 4; }  # docs/exit-codes.md
 
 [[ $# -ge 1 && $1 != -* ]] || usage_error "give the container image to check as the first argument"
 image=$1; shift
@@ -42,7 +42,7 @@ command -v docker >/dev/null || usage_error "docker is not on PATH"
 docker info >/dev/null 2>&1 || usage_error "no Docker engine answers (is dockerd running?)"
 if [[ $SUITE == command ]]; then
     command -v bidi-tts-conformance >/dev/null \
-        || usage_error "bidi-tts-conformance is not on PATH: pip install 'bidi-tts[conformance]' (or SUITE=image)"
+        || usage_error "bidi-tts-conformance is not on PATH: pip install the project's wheel with [conformance], see docs/ci.md (or SUITE=image)"
 fi
 docker image inspect "$image" >/dev/null 2>&1 || usage_error "no image '$image' here: build or pull it first"
 
@@ -60,7 +60,7 @@ trap keep_log_and_remove EXIT
 say "starting $image as $name on $url"
 # shellcheck disable=SC2086  # DOCKER_RUN_ARGS is a list of words on purpose
 docker run -d --name "$name" -p "$BIND_ADDRESS:$PORT:8080" $DOCKER_RUN_ARGS "$image" >/dev/null \
-    || { say "docker run failed (is port $PORT free?)"; exit 3; }
+    || { say "docker run failed (is port $PORT free?)"; exit 69; }
 
 ping_status() {
     python3 - "$url/ping" <<'EOF' 2>/dev/null || echo 000
@@ -80,11 +80,11 @@ while true; do
     if [[ $(docker inspect -f '{{.State.Running}}' "$name" 2>/dev/null) != true ]]; then
         say "the container exited before GET /ping answered 200; its log: $report_dir/container.log"
         docker logs --tail 20 "$name" >&2 || true
-        exit 3
+        exit 69
     fi
     if (( SECONDS - began >= READY_TIMEOUT )); then
         say "GET /ping did not answer 200 within ${READY_TIMEOUT} s (last: $status); log: $report_dir/container.log"
-        exit 3
+        exit 69
     fi
     if (( SECONDS >= next_note )); then
         say "waiting for GET /ping: $status after $((SECONDS - began)) s"

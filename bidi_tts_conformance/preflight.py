@@ -39,6 +39,7 @@ import pytest
 
 from bidi_tts.protocol import WS_PATH
 from bidi_tts_conformance import selection
+from bidi_tts_conformance.install_hint import install_command
 from bidi_tts_conformance.targets import READY_TIMEOUT_S, docker_available
 
 EXIT_UNREACHABLE = 69  # sysexits.h EX_UNAVAILABLE: the target cannot be reached or is not a container
@@ -266,7 +267,7 @@ def check_endpoint(name: str, *, region: str, endpoint_url: str | None = None, c
         raise pytest.UsageError(f"--region {region!r} is not an AWS region name (like us-east-1 or eu-west-2)")
     if importlib.util.find_spec("aws_sdk_sagemaker_runtime_http2") is None:
         raise pytest.UsageError("--endpoint-name needs the SageMaker transport, which is not installed: "
-                                "pip install 'bidi-tts[sagemaker]'")
+                                f"{install_command('sagemaker')}")
     asyncio.run(_check_endpoint(name, region, endpoint_url, ca_file, open_timeout))
 
 
@@ -383,4 +384,5 @@ def check_reference(kind: str, image: str) -> None:
     raise pytest.UsageError(
         "no --container-url or --endpoint-name, so the suite starts the reference container, but its "
         f"dependencies are not installed here (missing {', '.join(missing)}){docker_note}. "
-        "Install 'bidi-tts[container]', or check a running container with --container-url http://HOST:PORT")
+        f"Install the 'container' extra ({install_command('container')}), or check a running container with "
+        "--container-url http://HOST:PORT")

@@ -2,7 +2,9 @@
 per case with the frames sent and received, as Autobahn|Testsuite's case pages; and the pieces the
 comparison matrix (compare.py) shares.
 
-Pages are static, self-contained (inline CSS, no script) and never scroll sideways: long details
+Pages are self-contained (inline CSS; the run's page has a small inline script to filter and sort its
+cases, pytest-html's way, and a case page plays each session's audio from a data: URI) and never
+scroll sideways: long details
 (an unbroken 525-character token once stretched a page five screens wide) wrap anywhere, tables
 have a fixed layout and the body a maximum width (:data:`WRAP_CSS`).
 """
@@ -14,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from bidi_tts_conformance.clauses import clause_text
 from bidi_tts_conformance.report import (
     SUITE,
     Entry,
@@ -25,6 +28,8 @@ from bidi_tts_conformance.report import (
     utc_now,
     write_json,
 )
+from bidi_tts_conformance.report_assets import FILTER_CSS, FILTER_JS
+from bidi_tts_conformance.report_audio import audio_section
 from bidi_tts_conformance.trace import RECEIVED, SENT, TraceEvent
 
 VERDICT_COLORS = {"OK": "#c8f0c8", "NON-STRICT": "#fff2a8", "FAILED": "#f8c0c0", "INFORMATIONAL": "#cfe6ff",
@@ -59,12 +64,36 @@ def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def page(title: str, body: str, *, wrap: bool = True) -> str:
+def page(title: str, body: str, *, wrap: bool = True, script: str = "") -> str:
     """A whole page; `wrap=False` leaves out WRAP_CSS (only the tests want that)."""
-    css = BASE_CSS + (WRAP_CSS if wrap else "")
+    css = BASE_CSS + FILTER_CSS + (WRAP_CSS if wrap else "")
+    tail = f"<script>{script}</script>\n" if script else ""
     return (f"<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
             f"<meta name=viewport content='width=device-width, initial-scale=1'>"
-            f"<title>{esc(title)}</title><style>{css}</style></head>\n<body>\n{body}\n</body></html>\n")
+            f"<title>{esc(title)}</title><style>{css}</style></head>\n<body>\n{body}\n{tail}</body></html>\n")
+
+
+def clause_links(clauses: list[str] | tuple[str, ...], href: str = "") -> str:
+    """Each clause id linked to its text in the run page's clause list (`href`: that page, from here)."""
+    return ", ".join(f"<a href='{esc(href)}#clause-{esc(c)}' title='{esc(clause_text(c))}'>{esc(c)}</a>"
+                     for c in clauses)
+
+
+def clauses_list(clauses: list[str]) -> str:
+    """The text of every clause the run's cases cite, each an anchor the tables link to."""
+    items = "".join(f"<dt id='clause-{esc(c)}'>{esc(c)}</dt><dd>{esc(clause_text(c))}</dd>" for c in clauses)
+    return f"<h2>Clauses</h2><dl class=clauses>{items}</dl>"
+
+
+def filters(entries: list[Entry]) -> str:
+    """A checkbox per verdict present (with its count) and a text box; the script does the rest."""
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e.verdict] = counts.get(e.verdict, 0) + 1
+    boxes = "".join(f"<label><input type=checkbox checked data-verdict='{esc(v)}'> "
+                    f"<span class='badge v-{esc(v)}'>{esc(v)} {n}</span></label>" for v, n in counts.items())
+    return (f"<div class=filters>{boxes}<label>filter<input type=search placeholder='case id, clause, detail'>"
+            f"</label><span id=shown-count class=small></span></div>")
 
 
 def verdict_cell(verdict: str, content: str, title: str = "") -> str:
@@ -122,21 +151,26 @@ def main_page(entries: list[Entry], run: RunInfo, cases_href: str | None, *, wra
         shown_outcome = e.outcome not in ("passed", "skipped")
         outcome = f"<br><span class=small>{esc(e.outcome)}</span>" if shown_outcome else ""
         rows.append(
-            f"<tr><td><code>{link}</code><br><span class=small>{esc(e.case.description)}</span></td>"
-            f"<td>{esc(', '.join(e.case.clauses))}</td>"
+            f"<tr data-verdict='{esc(e.verdict)}'><td data-sort='{name}'><code>{link}</code><br>"
+            f"<span class=small>{esc(e.case.description)}</span></td>"
+            f"<td>{clause_links(e.case.clauses)}</td>"
             + verdict_cell(e.verdict, esc(e.verdict) + outcome)
             + f"<td>{esc(e.expected or e.case.expectation)}</td><td>{esc(e.actual or '-')}</td>"
-            f"<td>{esc(e.detail) or '-'}</td><td>{e.duration_s:.2f} s</td></tr>")
+            f"<td>{esc(e.detail) or '-'}</td><td data-sort='{e.duration_s:.6f}'>{e.duration_s:.2f} s</td></tr>")
+    cited = sorted({c for e in entries for c in e.case.clauses})
     body = (
         f"<h1>Conformance of {esc(run.label)}</h1>"
         f"<p class=meta>{esc(iso_utc(run.started))} · {SUITE} {esc(run.version)}</p>"
         + totals_badges(meta["totals"]) + run_table(meta)
-        + "<h2>Cases</h2><table class=cases><colgroup><col style='width:17%'><col style='width:10%'>"
+        + "<h2>Cases</h2>" + filters(entries)
+        + "<table class=cases><colgroup><col style='width:17%'><col style='width:10%'>"
         "<col style='width:8%'><col style='width:17%'><col style='width:15%'><col style='width:27%'>"
         "<col style='width:6%'></colgroup>"
-        "<tr><th>case</th><th>clauses</th><th>verdict</th><th>expected</th><th>actual</th><th>detail</th>"
-        "<th>time</th></tr>\n" + "\n".join(rows) + "\n</table>")
-    return page(f"Conformance of {run.label}", body, wrap=wrap)
+        "<tr><th class=sortable>case</th><th class=sortable>clauses</th><th class=sortable>verdict</th>"
+        "<th class=sortable>expected</th><th class=sortable>actual</th><th class=sortable>detail</th>"
+        "<th class=sortable data-type=number>time</th></tr>\n" + "\n".join(rows) + "\n</table>"
+        + clauses_list(cited))
+    return page(f"Conformance of {run.label}", body, wrap=wrap, script=FILTER_JS)
 
 
 def _direction(event: TraceEvent) -> str:
@@ -150,7 +184,8 @@ def _direction(event: TraceEvent) -> str:
 def case_page(entry: Entry, run: RunInfo, back_href: str, *, wrap: bool = True) -> str:
     e = entry
     rows = [
-        ("clauses", esc(", ".join(e.case.clauses))),
+        ("clauses", clause_links(e.case.clauses, back_href) + "".join(
+            f"<br><span class=small>{esc(c)}: {esc(clause_text(c))}</span>" for c in e.case.clauses)),
         ("verdict", f"<span class='badge v-{esc(e.verdict)}'>{esc(e.verdict)}</span> (outcome {esc(e.outcome)})"),
         ("expectation", esc(e.case.expectation)),
         ("expected", esc(e.expected or e.case.expectation)),
@@ -166,6 +201,7 @@ def case_page(entry: Entry, run: RunInfo, back_href: str, *, wrap: bool = True) 
     if e.notes:
         body.append("<h2>Noted, judged by other cases</h2><ul>"
                     + "".join(f"<li>{esc(n)}</li>" for n in e.notes) + "</ul>")
+    body.append(audio_section(e.trace.audio if e.trace is not None else None))
     body.append("<h2>Frames</h2>")
     trace = e.trace
     if trace is None or not trace.events:

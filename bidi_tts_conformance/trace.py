@@ -20,6 +20,7 @@ from typing import Any
 
 from bidi_tts.frames import FrameKind
 from bidi_tts.transports.base import AsyncWaitClosed, Frame, Transport, TransportClosed, TransportTimeout
+from bidi_tts_conformance.session_audio import SessionAudio
 
 MAX_EVENTS = 500  # rows kept per case; later events are counted only
 TEXT_PREVIEW = 300  # characters of a text frame shown
@@ -51,6 +52,7 @@ class FrameTrace:
         self.sent = 0  # frames sent (every one, recorded or not)
         self.received = 0
         self._sessions = 0
+        self.audio = SessionAudio()  # the PCM each session received, for the case page's player
 
     def new_session(self) -> str:
         self._sessions += 1
@@ -161,6 +163,8 @@ class TracingTransport(AsyncWaitClosed):
             self._closed(closed)
             raise
         self.trace.frame(self.session, RECEIVED, frame.payload, frame.kind, at=frame.received_at)
+        self.trace.audio.received(self.session, frame.payload, frame.kind,
+                                  (frame.received_at - self.trace.started) * 1000)
         return frame
 
     async def close(self, code: int = 1000, reason: str = "") -> None:

@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from bidi_tts.session import ClientSession
-from bidi_tts.transports.base import TransportError
+from bidi_tts.transports.base import ConnectError, TransportError
+from bidi_tts_loadtest import exit_codes
 from bidi_tts_loadtest.corpus import load_answers
 from bidi_tts_loadtest.options import non_negative_float, positive_float, positive_int
+from bidi_tts_loadtest.preflight import target_unreachable
 from bidi_tts_loadtest.target import add_target_arguments, open_sync_transport, target_problem
 from bidi_tts_loadtest.turn import SyncTransport, TurnConfig, run_turn
 
@@ -80,7 +82,7 @@ def run_trials(target: str | Any, *, tokens_per_second: float, first_token_ms: f
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m loadtest.bidi_vs_batch", description=__doc__.splitlines()[0])
+    parser = exit_codes.Parser(prog="python -m loadtest.bidi_vs_batch", description=__doc__.splitlines()[0])
     target = parser.add_argument_group("target (one of --container-url, --endpoint-name)")
     target.add_argument("--container-url", default=None, help="container base URL, e.g. http://127.0.0.1:8080")
     add_target_arguments(target)
@@ -103,12 +105,19 @@ def main(argv: list[str] | None = None) -> int:
     problem = target_problem(args, args.container_url)
     if problem is not None:
         parser.error(problem.replace("--host http://HOST:PORT", "--container-url http://HOST:PORT"))
+    dead = target_unreachable(args, args.container_url)
+    if dead is not None:
+        print(f"bidi_vs_batch: {dead}", file=sys.stderr)
+        return exit_codes.UNREACHABLE
     try:
         out = run_trials(args, tokens_per_second=args.tokens_per_second,
                          first_token_ms=args.first_token_ms, trials=args.trials, voice=args.voice)
+    except ConnectError as exc:
+        print(f"bidi_vs_batch: {exc}", file=sys.stderr)
+        return exit_codes.UNREACHABLE
     except (TransportError, RuntimeError) as exc:
         print(f"bidi_vs_batch: {exc}", file=sys.stderr)
-        return 1
+        return exit_codes.RUN_FAILED
     print(f"{'trial':>5} {'chars':>6} {'bidi ms':>9} {'batch ms':>9} {'ratio':>6}")
     for r in out["trials"]:
         print(f"{r['trial']:>5} {r['answer_chars']:>6} {r['ttfa_bidi_ms']:9.1f} {r['ttfa_batch_ms']:9.1f} "
@@ -118,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    return 0
+    return exit_codes.OK
 
 
 if __name__ == "__main__":

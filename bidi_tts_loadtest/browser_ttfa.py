@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from bidi_tts.metrics import summarize
+from bidi_tts_loadtest import exit_codes
 from bidi_tts_loadtest.relay.app import Relay
 from bidi_tts_loadtest.relay.server import RelayServer, add_upstream_options, listen, probe, upstream_from
-from bidi_tts_loadtest.relay.upstream import UsageError
+from bidi_tts_loadtest.relay.upstream import Unreachable, UsageError
 
 SHAPES = {"ws": "raw PCM in binary WebSocket frames", "sse": "base64 PCM in server-sent events"}
 DEFAULT_TEXT = "Sure, I can help with that. Your order shipped yesterday and should arrive on Thursday."
@@ -61,7 +62,7 @@ def find_chromium(given: str | None) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m loadtest.browser_ttfa", description=__doc__.split("\n\n")[0])
+    parser = exit_codes.Parser(prog="python -m loadtest.browser_ttfa", description=__doc__.split("\n\n")[0])
     add_upstream_options(parser)
     parser.add_argument("--messages", type=int, default=10, help="measured messages per shape (default 10)")
     parser.add_argument("--warmup", type=int, default=1, help="unmeasured messages per shape first (default 1)")
@@ -194,17 +195,17 @@ def main(argv: list[str] | None = None) -> int:
         report = run(args)
     except UsageError as exc:
         print(f"browser_ttfa: {exc}", file=sys.stderr)
-        return 2
+        return exit_codes.UNREACHABLE if isinstance(exc, Unreachable) else exit_codes.USAGE
     except BrowserFailed as exc:
         print(f"browser_ttfa: {exc}", file=sys.stderr)
-        return 1
+        return exit_codes.RUN_FAILED
     report["wall_s"] = time.monotonic() - began
     print_report(report)
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         print(f"\nreport: {args.json}")
-    return 1 if any(r["failed"] for r in report["shapes"].values()) else 0
+    return exit_codes.BROKEN if any(r["failed"] for r in report["shapes"].values()) else exit_codes.OK
 
 
 if __name__ == "__main__":

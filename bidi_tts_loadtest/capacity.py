@@ -46,6 +46,7 @@ from bidi_tts.protocol import DEFAULT_SAMPLE_RATE
 from bidi_tts.session import ClientSession
 from bidi_tts.transports.base import TransportError
 from bidi_tts.transports.websocket_sync import SyncWebSocketTransport
+from bidi_tts_loadtest import exit_codes
 from bidi_tts_loadtest.corpus import load_answers
 from bidi_tts_loadtest.turn import TurnConfig, TurnResult, run_turn
 
@@ -345,7 +346,7 @@ def demand_table(steps: list[StepResult], slo_ms: float, focus: tuple[int, ...] 
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m loadtest.capacity", description=__doc__.split("\n\n")[0])
+    p = exit_codes.Parser(prog="python -m loadtest.capacity", description=__doc__.split("\n\n")[0])
     p.add_argument("--schedulers", nargs="+", default=["fifo", "round-robin", "deadline"],
                    choices=["fifo", "round-robin", "deadline"])
     p.add_argument("--layouts", nargs="+", type=Layout.parse, default=[Layout(1, 2), Layout(2, 1)],
@@ -390,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"load={step.load_before:.1f}->{step.load_after:.1f}", flush=True)
     except RuntimeError as exc:
         print(f"capacity: {exc}", file=sys.stderr)
-        return 1
+        return exit_codes.RUN_FAILED
     finally:
         for container in containers:
             container.stop()

@@ -61,6 +61,8 @@ def add_arguments(parser: Any) -> None:
                        help="ramp: seconds from start to final users"),
     ]
     for action in actions:  # argument groups bypass Locust's add_argument, which sets these
+        if action.default is not None and action.help and "default" not in action.help:
+            action.help += f" (default: {action.default})"  # literal, not %(default)s: the web UI shows help raw
         action.include_in_web_ui = True
         action.is_secret = False
         action.is_required = False

@@ -11,6 +11,7 @@ set, makes the exit code the verdict.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,11 +21,16 @@ from locust.env import Environment
 from locust.runners import STATE_RUNNING, STATE_SPAWNING, LocalRunner, MasterRunner, WorkerRunner
 
 from bidi_tts.metrics import LatencyRecorder
+from bidi_tts_loadtest import exit_codes
 from bidi_tts_loadtest.failures import FATAL, FailureLog
 from bidi_tts_loadtest.options import add_arguments
+from bidi_tts_loadtest.preflight import target_unreachable
+from bidi_tts_loadtest.settings import run_settings
 from bidi_tts_loadtest.slo import Slo
+from bidi_tts_loadtest.stats_table import install_table_without_mixed_aggregate, quiet_periodic_tables
 from bidi_tts_loadtest.summary import build_summary, write_summary
 from bidi_tts_loadtest.target import target_problem
+from bidi_tts_loadtest.verdict import verdict_lines
 
 RECORDS_MESSAGE = "bidi_tts_records"
 REPORT_KEY = "bidi_tts"
@@ -44,6 +50,7 @@ class RunState:
     sessions_started: int = 0
     failures: FailureLog = field(default_factory=FailureLog)
     stopping: bool = False  # a fatal cause asked the runner to quit
+    started_at: float | None = None  # wall clock of the first test_start, for the summary's settings
 
     def record_content_checks(self) -> None:
         """Move the verifier's finished judgements into the recorder (from the greenlet side)."""
@@ -75,6 +82,22 @@ def run_state(environment: Environment) -> RunState:
 @events.init_command_line_parser.add_listener
 def _add_options(parser: Any) -> None:
     add_arguments(parser)
+    _usage_errors_exit_4(parser)
+
+
+def _usage_errors_exit_4(parser: Any) -> None:
+    """Locust's own option errors are argparse's exit 2; the project's scheme says 4 (docs/exit-codes.md)."""
+
+    def error(message: str) -> Any:
+        print(f"{parser.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(exit_codes.USAGE)
+
+    parser.error = error
+
+
+def _stop_before_the_run(message: str, code: int) -> None:
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(code)
 
 
 @events.init.add_listener
@@ -83,6 +106,9 @@ def _on_init(environment: Environment, runner: Any = None, **_: Any) -> None:
     options = environment.parsed_options
     if not isinstance(runner, MasterRunner):
         _wire_content_checks(environment, state)  # before the worker's test_stop flush
+        _wire_audio_produced(environment, state)
+    if not isinstance(runner, WorkerRunner):
+        _wire_active_users(environment, state)
     if isinstance(runner, WorkerRunner):
         _wire_worker(environment, runner, state)
     elif isinstance(runner, MasterRunner):
@@ -100,15 +126,64 @@ def _on_init(environment: Environment, runner: Any = None, **_: Any) -> None:
         problem = target_problem(options, environment.host)
         # Without --headless the host may still come from the web UI's form.
         if problem is not None and (options.headless or environment.host or options.endpoint_name):
-            raise SystemExit(f"error: {problem}")
+            _stop_before_the_run(problem, exit_codes.USAGE)
+        # A dead port stops a headless run at once (with the web UI the target may come up later).
+        dead = target_unreachable(options, environment.host) if problem is None and options.headless else None
+        if dead is not None:
+            _stop_before_the_run(dead, exit_codes.UNREACHABLE)
+        install_table_without_mixed_aggregate()
+
     @environment.events.test_start.add_listener
     def _reset(**_: Any) -> None:  # a new test from the web UI after a fatal cause stopped the last one
         state.stopping = False
+        if state.started_at is None:
+            state.started_at = time.time()
+
+    if not isinstance(runner, WorkerRunner):
+        @environment.events.quit.add_listener
+        def _verdict(exit_code: int, **_: Any) -> None:  # after Locust's tables, so it is what stays on screen
+            if state.summary is not None:
+                print("\n".join(verdict_lines(state.summary, exit_code)), file=sys.stderr, flush=True)
 
     if environment.web_ui is not None:
         from bidi_tts_loadtest.live import install_web_ui
 
         install_web_ui(environment, lambda: _live_summary(environment))
+
+
+def _wire_audio_produced(environment: Environment, state: RunState) -> None:
+    """Seconds of audio per completed message, at its completion (the over-time chart's audio-s per s)."""
+    from bidi_tts_loadtest.timeseries import AUDIO_S, BYTES_PER_AUDIO_S
+
+    @environment.events.request.add_listener
+    def _audio(request_type: str, name: str, response_length: int = 0, exception: Any = None, **_: Any) -> None:
+        if name == "complete" and exception is None and response_length:
+            state.recorder.add(AUDIO_S, response_length / BYTES_PER_AUDIO_S, time.time())
+
+
+def _wire_active_users(environment: Environment, state: RunState) -> None:
+    """Locust's user count once a second while a test runs (each user holds at most one session)."""
+    import gevent
+
+    from bidi_tts_loadtest.timeseries import ACTIVE_USERS
+
+    sampler: list[Any] = []
+
+    def sample() -> None:
+        while True:
+            if environment.runner is not None:
+                state.recorder.add(ACTIVE_USERS, environment.runner.user_count, time.time())
+            gevent.sleep(1.0)
+
+    @environment.events.test_start.add_listener
+    def _start(**_: Any) -> None:
+        if not sampler:
+            sampler.append(gevent.spawn(sample))
+
+    @environment.events.test_stop.add_listener
+    def _stop(**_: Any) -> None:
+        while sampler:
+            sampler.pop().kill(block=False)
 
 
 def _live_summary(environment: Environment) -> dict[str, Any]:
@@ -129,7 +204,7 @@ def _wire_content_checks(environment: Environment, state: RunState) -> None:
                 state.verifier.wait_ready()
             except RuntimeError as exc:
                 log.error("bidi-tts: %s", exc)
-                environment.process_exit_code = 1
+                environment.process_exit_code = exit_codes.RUN_FAILED
                 state.verifier.close()
                 state.verifier = None
                 if environment.runner is not None:  # quit once test_start is over (from inside, it is ignored)
@@ -182,6 +257,7 @@ def _on_quitting(environment: Environment, **_: Any) -> None:
     state = run_state(environment)
     if state.summary is not None:  # quitting fires again when a signal interrupts the shutdown
         return
+    quiet_periodic_tables()
     runner = environment.runner
     if isinstance(runner, LocalRunner) and runner.state in (STATE_SPAWNING, STATE_RUNNING):
         runner.stop()  # SIGTERM or the web UI's quit: stop the users first so cut sessions count
@@ -189,20 +265,23 @@ def _on_quitting(environment: Environment, **_: Any) -> None:
     summary = build_summary(state.recorder, slo)
     if state.sweep is not None:
         summary["capacity"] = state.sweep.result()
+    summary["settings"] = run_settings(options, environment.host, state.started_at, time.time())
     state.summary = summary
     if options.summary_json:
         write_summary(summary, options.summary_json)
     if options.report_dir:
         from bidi_tts_loadtest.reports import write_reports
 
-        write_reports(options.report_dir, state.recorder, summary, state.sweep)
+        window = None if state.started_at is None else (state.started_at, time.time())
+        write_reports(options.report_dir, state.recorder, summary, state.sweep, window=window)
     _print(summary)
+    ok, broken = exit_codes.OK, exit_codes.BROKEN
     if state.sweep is not None:
-        environment.process_exit_code = 0 if summary["capacity"]["holds_sessions"] else 1
+        environment.process_exit_code = ok if summary["capacity"]["holds_sessions"] else broken
     elif slo.any_set:
-        environment.process_exit_code = 0 if summary["slo_passed"] else 1
+        environment.process_exit_code = ok if summary["slo_passed"] else broken
     if state.stopping or FATAL & summary["failures"].keys():
-        environment.process_exit_code = 1
+        environment.process_exit_code = exit_codes.UNREACHABLE  # credentials, region, bad target: not usable
 
 
 def _print(summary: dict[str, Any]) -> None:

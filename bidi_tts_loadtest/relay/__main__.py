@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bidi_tts_loadtest import exit_codes
 from bidi_tts_loadtest.relay.app import Relay
 from bidi_tts_loadtest.relay.server import RelayServer, add_upstream_options, listen, probe, upstream_from
-from bidi_tts_loadtest.relay.upstream import UsageError
+from bidi_tts_loadtest.relay.upstream import Unreachable, UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = exit_codes.Parser(
         prog="python -m loadtest.relay",
         description="Serve the listen page and relay its text to a TTS container (WebSocket) or a SageMaker "
         "endpoint, handing the audio back as raw PCM in binary WebSocket frames (/ws) or base64 PCM in "
@@ -33,14 +34,14 @@ def main(argv: list[str] | None = None) -> int:
         probe(upstream)
     except UsageError as exc:
         print(f"relay: {exc}", file=sys.stderr)
-        return 2
+        return exit_codes.UNREACHABLE if isinstance(exc, Unreachable) else exit_codes.USAGE
     with RelayServer(Relay(upstream, message_timeout_s=args.message_timeout), sock) as server:
         print(f"relay: listening on {server.url}/ (upstream {upstream.describe()}); Ctrl-C stops", flush=True)
         try:
             server.thread.join()
         except KeyboardInterrupt:
             pass
-    return 0
+    return exit_codes.OK
 
 
 if __name__ == "__main__":

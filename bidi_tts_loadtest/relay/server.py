@@ -14,7 +14,7 @@ import uvicorn
 from bidi_tts.transports.base import ConnectError
 from bidi_tts.transports.sagemaker import SageMakerTarget
 from bidi_tts_loadtest.relay.app import Relay
-from bidi_tts_loadtest.relay.upstream import Upstream, UsageError
+from bidi_tts_loadtest.relay.upstream import Unreachable, Upstream, UsageError
 
 
 def add_upstream_options(parser: argparse.ArgumentParser) -> None:
@@ -48,9 +48,9 @@ def probe(upstream: Upstream, timeout_s: float = 10.0) -> None:
     try:
         asyncio.run(asyncio.wait_for(once(), timeout_s))
     except ConnectError as exc:
-        raise UsageError(f"cannot reach the upstream: {exc}") from None
+        raise Unreachable(f"cannot reach the upstream: {exc}") from None
     except TimeoutError:
-        raise UsageError(f"the upstream {upstream.describe()} did not answer within {timeout_s:g} s") from None
+        raise Unreachable(f"the upstream {upstream.describe()} did not answer within {timeout_s:g} s") from None
 
 
 def listen(host: str, port: int) -> socket.socket:

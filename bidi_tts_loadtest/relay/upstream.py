@@ -15,6 +15,10 @@ class UsageError(ValueError):
     """Bad command-line input; its message is one line for people."""
 
 
+class Unreachable(UsageError):
+    """Nothing usable answers at the upstream (exit 69, docs/exit-codes.md); one line for people."""
+
+
 def check_container_url(url: str) -> str:
     """The URL itself when it names a scheme (http, https, ws, wss) and a host, else UsageError."""
     parts = urlsplit(url)

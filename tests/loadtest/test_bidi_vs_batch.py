@@ -58,13 +58,13 @@ def test_through_the_sagemaker_stand_in(tmp_path: Path, monkeypatch: pytest.Monk
 def test_bad_options_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 4  # docs/exit-codes.md: a usage error
     assert message in capsys.readouterr().err.strip().splitlines()[-1]
 
 
 def test_nothing_listening_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     from tests.sagemaker.helpers import unused_port
 
-    assert main(["--container-url", f"http://127.0.0.1:{unused_port()}", "--trials", "1"]) == 1
+    assert main(["--container-url", f"http://127.0.0.1:{unused_port()}", "--trials", "1"]) == 69
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "cannot connect (ConnectionRefusedError)" in err[0]
+    assert len(err) == 1 and "nothing listens at 127.0.0.1" in err[0] and "connection refused" in err[0]

@@ -150,13 +150,13 @@ def test_first_audible_is_the_first_sample_heard_not_the_first_byte() -> None:
         assert record["split"]["leading_silence"] == pytest.approx(SILENT_LEAD_S * 1000, abs=1), (shape, record)
 
 
-# -- bad usage: one line on stderr, exit 2, in seconds -------------------------------------------------
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+# -- bad usage: one line on stderr, exit 4 (69 when nothing answers), in seconds ---------------------------------
+def run_cli(*args: str, env: dict[str, str] | None = None, code: int = 4) -> subprocess.CompletedProcess[str]:
     began = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.browser_ttfa", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=60, env=env)
     assert time.monotonic() - began < 20
-    assert done.returncode == 2, done
+    assert done.returncode == code, done  # docs/exit-codes.md: 4 usage, 69 unreachable
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     return done
 
@@ -167,7 +167,7 @@ def test_no_scheme() -> None:
 
 def test_nothing_listening() -> None:
     # a stand-in executable for the browser: the run stops before it would be launched
-    done = run_cli("--container-url", f"http://127.0.0.1:{free_port()}", "--chromium", sys.executable)
+    done = run_cli("--container-url", f"http://127.0.0.1:{free_port()}", "--chromium", sys.executable, code=69)
     assert "cannot reach the upstream" in done.stderr
 
 

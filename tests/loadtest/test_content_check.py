@@ -113,9 +113,15 @@ def test_locust_run_reports_content_errors_and_gates_on_them(toy: str, errors: b
 
 @pytest.mark.timeout(90)
 def test_locust_run_without_a_recognizer_stops_at_once_with_the_reason() -> None:
-    proc = subprocess.run(
-        locust_cmd("--headless", "-u", "1", "-r", "1", "--run-time", "60s", "--host", "http://127.0.0.1:9",
-                   "--only-summary", "--verify-audio-every", "1"),
-        cwd=ROOT, capture_output=True, text=True, timeout=40, env={**os.environ, "BIDI_TTS_WHISPER_MODEL": os.devnull})
-    assert proc.returncode == 1
+    import socket
+
+    with socket.socket() as listening:  # something listens, so the run gets past its target preflight
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(8)
+        proc = subprocess.run(
+            locust_cmd("--headless", "-u", "1", "-r", "1", "--run-time", "60s", "--host",
+                       f"http://127.0.0.1:{listening.getsockname()[1]}", "--only-summary", "--verify-audio-every", "1"),
+            cwd=ROOT, capture_output=True, text=True, timeout=40,
+            env={**os.environ, "BIDI_TTS_WHISPER_MODEL": os.devnull})
+    assert proc.returncode == 70  # docs/exit-codes.md: the run could not go on (the recognizer did not start)
     assert "no speech recognizer for --verify-audio-every" in proc.stderr and "Traceback" not in proc.stderr

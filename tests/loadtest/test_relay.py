@@ -176,13 +176,13 @@ def run_relay(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
     return done, time.monotonic() - began
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (["--container-url", "127.0.0.1:8080"], "needs a scheme and a host"),
-    (["--container-url", f"http://127.0.0.1:{free_port()}"], "cannot reach the upstream"),
+@pytest.mark.parametrize(("args", "says", "code"), [
+    (["--container-url", "127.0.0.1:8080"], "needs a scheme and a host", 4),
+    (["--container-url", f"http://127.0.0.1:{free_port()}"], "cannot reach the upstream", 69),
 ])
-def test_relay_cli_bad_usage_fails_with_one_line(args: list[str], says: str) -> None:
+def test_relay_cli_bad_usage_fails_with_one_line(args: list[str], says: str, code: int) -> None:
     done, took = run_relay(*args, "--port", "0")
-    assert done.returncode == 2
+    assert done.returncode == code  # docs/exit-codes.md
     assert done.stderr.strip().splitlines() == [done.stderr.strip()] and says in done.stderr
     assert took < 15
 
@@ -193,5 +193,5 @@ def test_relay_cli_busy_port_fails_with_one_line(toy: ServerThread) -> None:
         busy.listen(1)
         port = busy.getsockname()[1]
         done, took = run_relay("--container-url", toy.url, "--port", str(port))
-    assert done.returncode == 2 and took < 15
+    assert done.returncode == 4 and took < 15
     assert done.stderr.strip() == f"relay: cannot listen on 127.0.0.1:{port}: the port is in use"

@@ -38,5 +38,5 @@ def test_one_run_measures_bytes_reassembly_and_the_hop(tmp_path: Path, monkeypat
 def test_bad_options_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--clips", "0"])
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 4  # docs/exit-codes.md: a usage error
     assert "--clips: 0 must be a positive whole number" in capsys.readouterr().err
