@@ -84,7 +84,7 @@ def plan_units(text: str, first_clause_chars: int, pace: Pace | None = None) -> 
 
 def _limit(units: list[PlannedUnit], lead: float, first_clause_chars: int, pace: Pace | None) -> int:
     """The longest next unit (0: no limit)."""
-    if pace is None:
+    if pace is None or first_clause_chars <= 0:  # unpaced, or cutting turned off ("0: never")
         return first_clause_chars if not units else 0
     if lead <= pace.margin_s:
         return first_clause_chars  # nothing to play meanwhile: a short unit for a fast start

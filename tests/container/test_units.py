@@ -179,6 +179,10 @@ def test_paced_plan_cuts_only_as_much_as_the_lead_needs() -> None:
     assert not all(_fits(plan_segments(text, 40), slow))
 
 
+def test_paced_plan_never_cuts_when_cutting_is_off() -> None:
+    assert plan_segments(f"Hi. {LONG}", 0, Pace(rtf=2.0, audio_s_per_char=0.07)) == ["Hi.", LONG]
+
+
 def test_paced_plan_starts_short_with_no_lead() -> None:
     pace = Pace(rtf=0.3, audio_s_per_char=0.07)
     assert plan_segments(LONG, 40, pace)[0] == "Our new office opens on Monday,"
