@@ -12,7 +12,9 @@ nothing left to hear, then each unit as long as the audio queued before it allow
 synthesis would outlast that lead is cut at a clause or phrase boundary, the head no longer than
 the lead can cover (but at least ``MIN_UNIT_CHARS``); a sentence that fits stays whole (prosody
 matters more than a cut that is not needed). As units are planned the lead grows by their audio
-and shrinks by their synthesis time, so units grow as the lead grows.
+and shrinks by their synthesis time, so units grow as the lead grows. A container slower than
+real time for this session (``rtf >= 1``, e.g. two sessions sharing one worker) cannot keep any
+listener fed by cutting: its plan is then the simple one, so overload costs no extra model calls.
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ def _limit(units: list[PlannedUnit], lead: float, first_clause_chars: int, pace:
         return first_clause_chars if not units else 0
     if lead <= pace.margin_s:
         return first_clause_chars  # nothing to play meanwhile: a short unit for a fast start
+    if pace.rtf >= 1.0:
+        return 0  # slower than real time: no cut keeps the listener fed, so keep sentences whole
     return max(pace.chars_within(lead - pace.margin_s), MIN_UNIT_CHARS)
 
 

@@ -179,6 +179,12 @@ def test_paced_plan_cuts_only_as_much_as_the_lead_needs() -> None:
     assert not all(_fits(plan_segments(text, 40), slow))
 
 
+def test_paced_plan_slower_than_real_time_is_the_simple_plan() -> None:
+    overloaded = Pace(rtf=1.2, audio_s_per_char=0.07)  # e.g. two sessions on one worker
+    text = f"Hello there. {LONG}"
+    assert plan_segments(text, 40, overloaded) == plan_segments(text, 40) == ["Hello there.", LONG]
+
+
 def test_paced_plan_never_cuts_when_cutting_is_off() -> None:
     assert plan_segments(f"Hi. {LONG}", 0, Pace(rtf=2.0, audio_s_per_char=0.07)) == ["Hi.", LONG]
 
