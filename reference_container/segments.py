@@ -90,8 +90,8 @@ def _limit(units: list[PlannedUnit], lead: float, first_clause_chars: int, pace:
         return first_clause_chars if not units else 0
     if lead <= pace.margin_s:
         return first_clause_chars  # nothing to play meanwhile: a short unit for a fast start
-    if pace.rtf >= 1.0:
-        return 0  # slower than real time: no cut keeps the listener fed, so keep sentences whole
+    if pace.rtf >= 1.0:  # slower than real time: no cut keeps the listener fed; the simple plan
+        return first_clause_chars if not units else 0
     return max(pace.chars_within(lead - pace.margin_s), MIN_UNIT_CHARS)
 
 

@@ -183,6 +183,10 @@ def test_paced_plan_slower_than_real_time_is_the_simple_plan() -> None:
     overloaded = Pace(rtf=1.2, audio_s_per_char=0.07)  # e.g. two sessions on one worker
     text = f"Hello there. {LONG}"
     assert plan_segments(text, 40, overloaded) == plan_segments(text, 40) == ["Hello there.", LONG]
+    # even with audio still playing, the first unit stays short: nothing longer can arrive in time
+    busy = Pace(rtf=1.2, audio_s_per_char=0.07, lead_s=3.0)
+    assert plan_segments(LONG, 40, busy) == plan_segments(LONG, 40) == ["Our new office opens on Monday,",
+                                                                       LONG[len("Our new office opens on Monday, "):]]
 
 
 def test_paced_plan_never_cuts_when_cutting_is_off() -> None:
