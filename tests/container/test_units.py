@@ -10,8 +10,10 @@ import pytest
 from reference_container.http_routes import wav_header
 from reference_container.onset import trim_onset
 from reference_container.resample import PcmEncoder
+from reference_container.scheduler import Scheduler
 from reference_container.segments import Pace, first_clause_split, plan_segments, plan_units
 from reference_container.settings import parse_settings
+from reference_container.streaming import pace_for
 
 SEEDS = (
     "Welcome to our streaming text-to-speech demo. This system converts text into natural sounding "
@@ -197,3 +199,14 @@ def test_paced_plan_starts_short_with_no_lead() -> None:
     pace = Pace(rtf=0.3, audio_s_per_char=0.07)
     assert plan_segments(LONG, 40, pace)[0] == "Our new office opens on Monday,"
     assert plan_segments(LONG, 40, Pace(rtf=0.3, audio_s_per_char=0.07, lead_s=5.0))[0] == LONG
+
+
+def test_pace_counts_the_messages_sharing_a_worker() -> None:
+    s = Scheduler(lambda text, voice, speed: iter([]), workers=1, deadline_margin_s=0.4)
+    s.estimate.rtf = 0.5
+    with s.admit():
+        one = pace_for(s, "a")
+        with s.admit():
+            two = pace_for(s, "a")
+    assert (one.rtf, two.rtf) == (0.5, 1.0)  # two messages on one worker: each at half speed
+    assert one.lead_s == 0.0 and one.margin_s == 0.4
