@@ -5,6 +5,10 @@ The seeds' chunker appends each fragment to a buffer and re-splits the whole buf
 grows with the buffer, so it is quadratic. It is run on a capped prefix and its full cost is
 extrapolated (quadratically for the run-on text, linearly for prose, from its measured rate).
 
+It first prints the chunker's score on 48 sentence-boundary rules (``bench/chunker_golden.py``:
+the phenomena of pySBD's English golden rules, our own sentences), and times a third text made of
+those 48 examples, which exercises the list, ellipsis and abbreviation paths.
+
 Times are CPU seconds of this process (``time.process_time``), so a busy shared machine skews them
 less than wall time would. Run: ``uv run python bench/bench_chunker.py`` (``--quick`` for 10 KB /
 100 KB).
@@ -18,7 +22,12 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from bidi_tts.chunker import IncrementalSentenceChunker
+from bidi_tts.chunker import IncrementalSentenceChunker, split_sentences
+
+try:
+    from bench.chunker_golden import GOLDEN, score
+except ImportError:  # run as a script: bench/ is on sys.path, not the repository root
+    from chunker_golden import GOLDEN, score  # type: ignore[no-redef]
 
 _SEED_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _SEED_CAP_S = 1.5  # CPU seconds; stop the seeds' chunker after this long and extrapolate
@@ -52,9 +61,13 @@ class SeedChunker:
         return rest or None
 
 
+_GOLDEN_TEXT = " ".join(text for _, text, _ in GOLDEN) + "\n"
+KINDS = ("prose", "run-on", "golden")
+
+
 def make_text(kind: str, size: int) -> str:
-    """`size` characters of prose (many short sentences) or one run-on sentence."""
-    unit = _PROSE if kind == "prose" else _RUN_ON
+    """`size` characters of prose (many short sentences), one run-on sentence, or the golden examples."""
+    unit = {"prose": _PROSE, "run-on": _RUN_ON, "golden": _GOLDEN_TEXT}[kind]
     return (unit * (size // len(unit) + 1))[:size]
 
 
@@ -88,7 +101,7 @@ def run(sizes: tuple[int, ...] = (100_000, 1_000_000), fragment: int = 8) -> lis
     (None when extrapolated).
     """
     rows: list[dict[str, Any]] = []
-    for kind in ("prose", "run-on"):
+    for kind in KINDS:
         for size in sizes:
             text = make_text(kind, size)
             for impl, factory, cap in (
@@ -129,7 +142,7 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
     sizes = sorted({size for _, size in ours})
     if len(sizes) >= 2:
         small, large = sizes[0], sizes[-1]
-        for kind in ("prose", "run-on"):
+        for kind in KINDS:
             scale = ours[(kind, large)] / ours[(kind, small)]
             factor = large // small
             print(f"bidi_tts {kind}: {factor}x the input took {scale:.1f}x the time (linear = {factor}x)")
@@ -142,6 +155,9 @@ def main() -> None:
     parser.add_argument("--fragment", type=int, default=8, help="characters per feed (default 8)")
     args = parser.parse_args()
     sizes = (10_000, 100_000) if args.quick else (100_000, 1_000_000)
+    passed, failed = score(split_sentences)
+    print(f"golden rules: {passed}/{len(GOLDEN)} sentence-boundary rules pass"
+          + (f" (failing: {', '.join(failed)})" if failed else ""))
     _print_table(run(sizes=sizes, fragment=args.fragment))
 
 

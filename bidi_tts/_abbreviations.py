@@ -36,7 +36,7 @@ BEFORE_NUMBER: frozenset[str] = frozenset(
     no nos nr num fig figs eq eqs tab tbl sec sect secs ch chap chs art arts par para paras pg pgs p pp
     vol vols pt pts ex op ref refs ca c est col cols n nn rev ver
     jan feb mar apr jun jul aug sep sept oct nov dec
-    ft in yd mi lb lbs oz hr hrs tsp tbsp apt bldg fl rm
+    ft in yd mi lb lbs oz hr hrs tsp tbsp apt bldg fl rm n° nº
     """.split()
 )
 
@@ -86,5 +86,6 @@ SENTENCE_STARTERS: frozenset[str] = frozenset(
     Thanks Thank Yes Is Are Was Were Do Does Did Can Could Would Should Shall Might Must Let Let's
     Despite During Under Over Between Among Without Within Just Perhaps Maybe Well Oh Sadly Luckily
     Unfortunately Fortunately Hence Accordingly Similarly Likewise Consequently Regardless Today's
+    Have Has Had
     """.split()
 )

@@ -19,10 +19,12 @@ import numpy.typing as npt
 from bidi_tts.protocol import CHANNELS, DEFAULT_SAMPLE_RATE, SAMPLE_WIDTH_BYTES
 
 __all__ = [
+    "AUDIBLE_DBFS",
     "STREAMING_SIZE",
     "WAV_HEADER_BYTES",
     "WavError",
     "bytes_to_seconds",
+    "first_audible_sample",
     "float_to_pcm16",
     "is_silent",
     "pcm16_to_float",
@@ -34,6 +36,9 @@ __all__ = [
     "write_wav",
 ]
 
+#: A sample at or above this level (|x| >= 0.01 of full scale) is audible: the first such sample of
+#: a message is where a listener starts hearing it (``ttfa_audible_ms``, the browser measurement).
+AUDIBLE_DBFS = -40.0
 #: The size written into RIFF and data chunk headers of a WAV stream of unknown length.
 STREAMING_SIZE = 0xFFFFFFFF
 #: Length of the canonical PCM WAV header written by :func:`wav_header`.
@@ -186,3 +191,19 @@ def rms_dbfs(pcm: bytes) -> float:
 def is_silent(pcm: bytes, threshold_dbfs: float = -60.0) -> bool:
     """True when the RMS level of ``pcm`` is below ``threshold_dbfs`` (no samples is silent)."""
     return rms_dbfs(pcm) < threshold_dbfs
+
+
+def first_audible_sample(pcm: bytes, threshold_dbfs: float = AUDIBLE_DBFS) -> int | None:
+    """Index of the first sample of s16le ``pcm`` whose magnitude reaches ``threshold_dbfs``
+    (relative to full scale, 32768), or None when every sample is quieter.
+
+    A trailing odd byte is ignored (it is not a whole sample).
+    """
+    whole = pcm[: len(pcm) - len(pcm) % SAMPLE_WIDTH_BYTES]
+    if not whole:
+        return None
+    # int16 magnitudes, compared in int32 so that -32768 does not wrap; the threshold is rounded
+    # up to the first integer level that reaches it.
+    level = math.ceil(_FULL_SCALE * 10.0 ** (threshold_dbfs / 20.0) - 1e-9)
+    loud = np.flatnonzero(np.abs(np.frombuffer(whole, dtype="<i2").astype(np.int32)) >= level)
+    return int(loud[0]) if loud.size else None

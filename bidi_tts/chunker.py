@@ -33,7 +33,16 @@ Rules, in the order they are applied:
      after an initial or initialism (``J.``, ``U.S.``, ``Ph.D.``) a boundary only before a word
      that nearly always starts a sentence (``The``, ``It``, ``However``...), so ``J. R. R.
      Tolkien`` and ``U.S. Army`` stay whole (the same test applies to ``St.`` after a capitalised
-     name: ``Elm St. His...`` ends, ``East St. Louis`` does not); after any other word, a boundary.
+     name: ``Elm St. His...`` ends, ``East St. Louis`` does not); after ``a.m.``/``p.m.`` as the
+     third word of a sentence ("At 7 a.m. Ms. Lee...") no boundary; after any other word, a
+     boundary.
+   - **inline lists**: in a sentence that opens with a list marker (``1.``, ``1.)``, ``1)``,
+     ``a.``, optionally after a bullet ``•``/``⁃``), the next marker of the same style (``2.``,
+     ``2.)``, ``2)``, ``b.``) starts a new sentence *before* it: ``1.) Boil 2.) Add`` gives two.
+   - **ellipses**: ``[...]`` never ends a sentence; a spaced ``. . .`` inside a sentence does not
+     either, while a spaced ``. . . .`` (ellipsis plus period) does; a word's period followed by
+     a spaced ``. . .`` and a capitalised word ends the sentence at that period
+     (``farms. . . . The custom`` gives ``farms.`` and ``. . . The custom``).
 3. **Length**: a sentence never exceeds ``max_chars``. Text that reaches the limit is cut at the
    last clause boundary (``,`` ``;`` ``:`` followed by a space, a spaced ``-``, or a dash
    ``—``/``–``), else at the last word boundary, else (one word longer than the limit) at the
@@ -100,12 +109,23 @@ _ROMAN: Final = re.compile(r"[IVXLCDM]{2,8}")
 # "U.S", "Ph.D", "M.Sc", "a.k.a" (not "co.uk": all-lowercase segments must be single letters).
 _INITIALISM: Final = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]|(?=.*[A-Z])(?:[^\W\d_]{1,2}\.)+[^\W\d_]{1,2}")
 _TOKEN_TAIL: Final = re.compile(r"[-/–—‐]")
+# Inline list items ("1.) Boil 2.) Add", "a. Boil b. Add", "• 7. Boil • 8. Add"): the marker that
+# opens a sentence, and the bullets that may stand before a marker.
+_BULLETS: Final = "•⁃◦▪‣"
+_ITEM_START: Final = re.compile(r"[•⁃◦▪‣]?\s{0,3}(\d{1,3}|[a-z])(\.\)|\.|\))(?=\s)")
+_ITEM_MARKER: Final = re.compile(r"\d{1,3}|[a-z]")
+_ITEM_PAREN: Final = re.compile(r"(\d{1,3}|[a-z])\)")
+# A spaced ellipsis after a word's period, then a capital: "farms. . . . The" ends after "farms.".
+_SPACED_DOTS: Final = re.compile(r"\. \. \. +[\"'“‘(\[]{0,3}(\S)")
+_SPACED_DOTS_PREFIX: Final = re.compile(r"\.(?: (?:\.(?: (?:\.(?: +[\"'“‘(\[]{0,3})?)?)?)?)?")
+_SPACED_DOTS_SPAN: Final = 16
 
 
 class _Decision(Enum):
     SPLIT = auto()  # the run ends a sentence
     CONTINUE = auto()  # the run is inside a sentence
     CUT = auto()  # the run itself crosses the length limit
+    SPLIT_BEFORE = auto()  # a new list item starts at self._item_at: the sentence ends before it
     WAIT = auto()  # the decision needs characters not received yet
 
 
@@ -125,6 +145,7 @@ _INDEX_FIELDS: Final = (
     "_run_pos",
     "_la_run",
     "_la_pos",
+    "_item_at",
 )
 
 
@@ -178,6 +199,7 @@ class IncrementalSentenceChunker:
         self._run_pos = -1  # ... and how far it has been read
         self._la_run = -1  # run start whose lookahead whitespace is cached ...
         self._la_pos = -1  # ... and how far that whitespace has been checked
+        self._item_at = -1  # where a new inline list item starts (with SPLIT_BEFORE)
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -253,6 +275,9 @@ class IncrementalSentenceChunker:
                     continue
                 if self._tok >= 0:
                     self._end_token(i)
+                    at = self._paren_item_at()
+                    if at >= 0:
+                        self._split_before(out, at, self._ptok, i)
                     if (
                         self._clause == i
                         and self.first_split_words
@@ -287,6 +312,10 @@ class IncrementalSentenceChunker:
                 elif decision is _Decision.SPLIT:
                     self._emit(out, end)
                     i = end
+                elif decision is _Decision.SPLIT_BEFORE:
+                    self._split_before(out, self._item_at, self._tok, -1)
+                    self._last = buf[end - 1]
+                    i = end
                 else:
                     self._last = buf[end - 1]
                     i = end
@@ -314,6 +343,52 @@ class IncrementalSentenceChunker:
         self._word = i
         self._ptok, self._ptok_end = self._tok, i
         self._tok = -1
+
+    # -- inline list items ---------------------------------------------------------------------
+
+    def _item_start(self, tok: int) -> int:
+        """Where the list item whose marker token starts at `tok` begins: at a lone bullet just
+        before it ("• 8."), else at the token."""
+        buf = self._buf
+        q = tok - 1
+        while q > self._seg and tok - q <= 4 and buf[q].isspace() and buf[q] not in NEWLINES:
+            q -= 1
+        if q >= self._seg and q < tok - 1 and buf[q] in _BULLETS and (q == self._seg or buf[q - 1].isspace()):
+            return q
+        return tok
+
+    def _next_item(self, marker: str, punct: str) -> bool:
+        """True when the sentence opened with a list marker of the same style that `marker`
+        follows ("1.)" then "2.)", "a." then "b."): the marker starts the next item."""
+        m = _ITEM_START.match(self._buf, self._seg)
+        if m is None or m.group(2) != punct:
+            return False
+        first = m.group(1)
+        if first.isdigit() != marker.isdigit():
+            return False
+        return int(marker) == int(first) + 1 if marker.isdigit() else ord(marker) == ord(first) + 1
+
+    def _paren_item_at(self) -> int:
+        """After a token "2)" ends: where the next "1) ... 2) ..." item starts, or -1."""
+        tok, end = self._ptok, self._ptok_end
+        core = self._buf[tok:end].lstrip(_BULLETS)
+        m = _ITEM_PAREN.fullmatch(core)
+        if m is None or not self._next_item(m.group(1), ")"):
+            return -1
+        at = self._item_start(tok)
+        return at if at > self._seg else -1
+
+    def _split_before(self, out: list[str], at: int, tok: int, tok_end: int) -> None:
+        """End the sentence before index `at` and start the next one there; the marker token at
+        `tok` (ended at `tok_end`, or still being read when that is -1) belongs to the new one."""
+        self._emit(out, at)
+        self._start_segment(at)
+        self._words = 1 + (tok > at)
+        if tok_end < 0:
+            self._tok, self._tok_prev = tok, self._buf[tok - 1] if tok > at else ""
+        else:
+            self._ptok, self._ptok_end, self._word = tok, tok_end, tok_end
+        self._last = self._buf[tok_end - 1] if tok_end > 0 else self._last
 
     def _compact(self) -> None:
         """Drop the released prefix of the buffer, once per feed (keeps feeds linear)."""
@@ -353,6 +428,8 @@ class IncrementalSentenceChunker:
         run = buf[j:k]
         if any(c in _CJK_STOPS for c in run):
             return _Decision.SPLIT, k
+        if j > 0 and buf[j - 1] == "[" and run.startswith(("...]", "…]")):
+            return _Decision.CONTINUE, k  # "[...]" marks words left out, never an end
         strong = any(c in _STRONG for c in run)
         nxt = buf[k]
         if not nxt.isspace():
@@ -384,8 +461,12 @@ class IncrementalSentenceChunker:
         if p == n:
             return wait, k
         d = buf[p]
+        if d == "." and run == "." and p == m and 0 <= self._tok < j:
+            return self._before_spaced_dots(m, k, final)
         if d in TERMINATORS or d in CLOSERS or d in _CLAUSE_PUNCT:
             return _Decision.CONTINUE, k  # spaced ellipsis ". . ." or stray punctuation
+        if run == "." and self._tok == j and self._spaced_dots_before(j) == 3:
+            return _Decision.CONTINUE, k  # the last dot of ". . ." inside a sentence
         lower = d.islower()
         if lower and p == m + 1 and buf[m] == "(":
             # An enumeration marker "(a)", "(iv)" opens a new item despite its lowercase letter.
@@ -399,6 +480,29 @@ class IncrementalSentenceChunker:
         if lower:
             return _Decision.CONTINUE, k
         return self._decide_period(j, k, p, final)
+
+    def _before_spaced_dots(self, m: int, k: int, final: bool) -> tuple[_Decision, int]:
+        """A word's period followed by ". . ." (`m` is the first spaced dot): the sentence ends at
+        the period when a capitalised word follows the dots ("farms. . . . The custom")."""
+        buf = self._buf
+        tail = buf[m : m + _SPACED_DOTS_SPAN]
+        found = _SPACED_DOTS.match(tail)
+        if found is not None:
+            return (_Decision.SPLIT if found.group(1).isupper() else _Decision.CONTINUE), k
+        if len(tail) < _SPACED_DOTS_SPAN and _SPACED_DOTS_PREFIX.fullmatch(tail) and not final:
+            return _Decision.WAIT, k
+        return _Decision.CONTINUE, k
+
+    def _spaced_dots_before(self, j: int) -> int:
+        """How many dots of a spaced run ". . ." end at the lone dot `j` (within the sentence)."""
+        buf = self._buf
+        count, q = 1, j
+        while count < 5 and q - 2 >= self._seg and buf[q - 1] == " " and buf[q - 2] == ".":
+            if q - 3 >= self._seg and not buf[q - 3].isspace():
+                break  # a word's own period ("farms."), not a spaced dot
+            count += 1
+            q -= 2
+        return count
 
     def _plain_word_before(self, j: int, run: str) -> bool:
         """True when a lone "." at `j` follows a plain lowercase word ("one." but not "e.g.",
@@ -421,8 +525,16 @@ class IncrementalSentenceChunker:
         split, cont = (_Decision.SPLIT, k), (_Decision.CONTINUE, k)
         if not token:
             return split
-        if _LIST_MARKER.fullmatch(token) and (self._tok == self._seg or self._tok_prev == ":"):
+        core = token.lstrip(_BULLETS)
+        if _LIST_MARKER.fullmatch(core) and (
+            self._tok == self._seg or self._tok_prev == ":" or self._item_start(self._tok) == self._seg
+        ):
             return cont
+        if run_is_item(buf[j:k]) and _ITEM_MARKER.fullmatch(core) and self._next_item(core, buf[j:k]):
+            at = self._item_start(self._tok)
+            if at > self._seg:
+                self._item_at = at
+                return _Decision.SPLIT_BEFORE, k
         tail = _TOKEN_TAIL.split(token)[-1] or token
         low = tail.lower()
         if tail == "St" and upper and self._after_name():
@@ -450,6 +562,8 @@ class IncrementalSentenceChunker:
             if upper and low in STREETS:
                 return self._word_rule(p, k, final, lambda w, _after: w in COMPASS)
             if upper and low in TIME_OF_DAY:
+                if self._words <= 3:
+                    return cont  # an opening time, "At 7 a.m. Ms. Lee ..."
                 return self._word_rule(p, k, final, lambda w, _after: w in TIME_ZONES)
             return split
         initial = len(tail) == 1 and tail.isupper()
@@ -481,6 +595,11 @@ class IncrementalSentenceChunker:
         if q == n:
             return (_Decision.CONTINUE if final else _Decision.WAIT), k
         return (_Decision.CONTINUE if continues(buf[p:q], buf[q]) else _Decision.SPLIT), k
+
+
+def run_is_item(run: str) -> bool:
+    """A terminator run that can close a list marker: "." or ".)"."""
+    return run in (".", ".)")
 
 
 def split_sentences(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:

@@ -97,6 +97,32 @@ def playback_underruns(
     return Underruns(count, stall)
 
 
+def playback_time(
+    arrivals: Sequence[float], sizes: Sequence[int], byte_offset: int, bytes_per_s: float,
+    *, tolerance_s: float = 0.0,
+) -> float | None:
+    """When the byte at `byte_offset` of a stream is played by the player of
+    :func:`playback_underruns` (starts at the first arrival, plays frames back to back, resumes at
+    a late frame's arrival). None when the stream holds fewer bytes.
+
+    This is how a listener hears a sample: after every sample before it has played, and never
+    before its frame arrived.
+    """
+    if len(arrivals) != len(sizes):
+        raise ValueError("arrivals and sizes differ in length")
+    if byte_offset < 0 or bytes_per_s <= 0:
+        raise ValueError("byte_offset must be >= 0 and bytes_per_s > 0")
+    play_end: float | None = None
+    start_byte = 0
+    for at, size in zip(arrivals, sizes, strict=True):
+        begin = at if play_end is None or at > play_end + tolerance_s else play_end
+        if byte_offset < start_byte + size:
+            return begin + (byte_offset - start_byte) / bytes_per_s
+        play_end = begin + size / bytes_per_s
+        start_byte += size
+    return None
+
+
 def frame_gaps(arrivals: Sequence[float]) -> list[float]:
     """Seconds between consecutive frame arrivals."""
     return [b - a for a, b in itertools.pairwise(arrivals)]
@@ -108,6 +134,7 @@ def frame_gaps(arrivals: Sequence[float]) -> list[float]:
 class _RecordLike:  # the fields of bidi_tts.session.MessageRecord this module reads (for typing)
     sent_at: float
     first_audio_at: float | None
+    first_audible_byte: int | None
     completed_at: float | None
     sample_rate: int
     audio_bytes: int
@@ -125,7 +152,9 @@ class MessageMetrics:
     session streams one message at a time, TTS-ORDER) to the first AUDIO frame, never to
     ``synthesis_start``. `ttfa_from_send_s` includes that queueing; `queue_s` is the difference.
     `rtf` is wall time from start to ``synthesis_complete`` per second of audio (below 1 is faster
-    than real time).
+    than real time). `ttfa_audible_s` runs from the same start as `ttfa_s` to the moment a player
+    that starts at the first audio frame (:func:`playback_time`) plays the first audible sample
+    (:data:`bidi_tts.audio.AUDIBLE_DBFS`); None when no sample was audible.
     """
 
     ttfa_s: float | None
@@ -137,6 +166,7 @@ class MessageMetrics:
     gaps_s: list[float] = field(default_factory=list)
     underruns: Underruns = Underruns(0, 0.0)
     error_code: str | None = None
+    ttfa_audible_s: float | None = None
 
 
 def message_metrics(
@@ -153,6 +183,9 @@ def message_metrics(
     done = record.completed_at
     durations = [size / bytes_per_s for size in record.frame_sizes]
     complete_s = None if done is None else done - start
+    audible_byte = getattr(record, "first_audible_byte", None)
+    audible_at = None if audible_byte is None else playback_time(
+        record.frame_times, record.frame_sizes, audible_byte, bytes_per_s, tolerance_s=tolerance_s)
     return MessageMetrics(
         ttfa_s=None if first is None else first - start,
         ttfa_from_send_s=None if first is None else first - record.sent_at,
@@ -163,6 +196,7 @@ def message_metrics(
         gaps_s=frame_gaps(record.frame_times),
         underruns=playback_underruns(record.frame_times, durations, tolerance_s=tolerance_s),
         error_code=record.error_code,
+        ttfa_audible_s=None if audible_at is None else audible_at - start,
     )
 
 

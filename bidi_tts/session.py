@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from bidi_tts.audio import first_audible_sample
 from bidi_tts.frames import FrameClass
 from bidi_tts.protocol import (
     CHANNELS,
@@ -128,6 +129,8 @@ class MessageRecord:
     sent_at: float
     started_at: float | None = None
     first_audio_at: float | None = None
+    #: byte offset in the message's audio of its first audible sample (bidi_tts.audio.AUDIBLE_DBFS)
+    first_audible_byte: int | None = None
     completed_at: float | None = None
     sample_rate: int = DEFAULT_SAMPLE_RATE
     audio_bytes: int = 0
@@ -324,6 +327,10 @@ class ClientSession:
         else:
             if record.first_audio_at is None:
                 record.first_audio_at = at
+            if record.first_audible_byte is None and not record.audio_bytes % SAMPLE_WIDTH_BYTES:
+                sample = first_audible_sample(pcm)
+                if sample is not None:
+                    record.first_audible_byte = record.audio_bytes + sample * SAMPLE_WIDTH_BYTES
             record.audio_bytes += len(pcm)
             record.frame_times.append(at)
             record.frame_sizes.append(len(pcm))

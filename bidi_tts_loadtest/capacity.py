@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bidi_tts.metrics import percentile, playback_underruns
+from bidi_tts.metrics import percentile, playback_time, playback_underruns
 from bidi_tts.protocol import DEFAULT_SAMPLE_RATE
 from bidi_tts.session import ClientSession
 from bidi_tts.transports.base import TransportError
@@ -60,6 +60,7 @@ class TurnSample:
     underruns: int
     audio_s: float
     errors: int
+    ttfa_audible_s: float | None = None  # to the first sample at -40 dBFS, as a player hears it
 
 
 SCHED_KEYS = ("picks", "contested", "differed", "depth_sum", "audio_s", "synth_s")
@@ -99,6 +100,10 @@ class StepResult:
 
     def ttfa_ms(self, q: float) -> float | None:
         values = [t.ttfa_s * 1000 for t in self.turns if t.ttfa_s is not None]
+        return percentile(values, q) if values else None
+
+    def ttfa_audible_ms(self, q: float) -> float | None:
+        values = [t.ttfa_audible_s * 1000 for t in self.turns if t.ttfa_audible_s is not None]
         return percentile(values, q) if values else None
 
     @property
@@ -158,7 +163,21 @@ def turn_sample(result: TurnResult) -> TurnSample:
     times = [t for r in result.records for t in r.frame_times]
     sizes = [n / BYTES_PER_S for r in result.records for n in r.frame_sizes]
     runs = playback_underruns(times, sizes, tolerance_s=UNDERRUN_TOLERANCE_S)
-    return TurnSample(result.turn_ttfa_s, runs.count, sum(sizes), result.errors)
+    return TurnSample(result.turn_ttfa_s, runs.count, sum(sizes), result.errors, turn_audible_s(result))
+
+
+def turn_audible_s(result: TurnResult) -> float | None:
+    """From the turn's start to its first audible sample, played by one player for the whole turn."""
+    before = 0
+    for record in result.records:
+        if record.first_audible_byte is not None:
+            times = [t for r in result.records for t in r.frame_times]
+            sizes = [n for r in result.records for n in r.frame_sizes]
+            at = playback_time(times, sizes, before + record.first_audible_byte, BYTES_PER_S,
+                               tolerance_s=UNDERRUN_TOLERANCE_S)
+            return None if at is None else at - result.started_at
+        before += sum(record.frame_sizes)
+    return None
 
 
 def _session_loop(url: str, stop_at: float, out: list[TurnSample], config: TurnConfig, index: int,
@@ -299,6 +318,7 @@ def table(steps: list[StepResult], slo_ms: float, focus: tuple[int, ...] = (1, 2
     configs = list(dict.fromkeys(s.config for s in steps))
     head = ["config", f"held @ p95<{slo_ms:.0f} ms"]
     head += [f"TTFA p50/p95 @{n} (ms)" for n in focus]
+    head += [f"audible TTFA p50/p95 @{n} (ms)" for n in focus]
     head += ["underruns (all steps)", "errors", f"audio s/s @{max(focus)}", "load avg 1m (min-max)"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for config in configs:
@@ -308,6 +328,9 @@ def table(steps: list[StepResult], slo_ms: float, focus: tuple[int, ...] = (1, 2
         for n in focus:
             s = by_n.get(n)
             cells.append("-" if s is None else f"{_ms(s.ttfa_ms(50))} / {_ms(s.ttfa_ms(95))}")
+        for n in focus:
+            s = by_n.get(n)
+            cells.append("-" if s is None else f"{_ms(s.ttfa_audible_ms(50))} / {_ms(s.ttfa_audible_ms(95))}")
         top = by_n.get(max(focus))
         loads = [x for s in mine for x in (s.load_before, s.load_after)]
         cells += [str(sum(s.underruns for s in mine)), str(sum(s.errors for s in mine)),
@@ -384,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
                 steps.append(step)
                 cap = step.capacity
                 print(f"{container.name:>18} n={n} turns={len(step.turns)} ttfa p50/p95="
-                      f"{_ms(step.ttfa_ms(50))}/{_ms(step.ttfa_ms(95))} ms underruns={step.underruns} "
+                      f"{_ms(step.ttfa_ms(50))}/{_ms(step.ttfa_ms(95))} ms audible p50/p95="
+                      f"{_ms(step.ttfa_audible_ms(50))}/{_ms(step.ttfa_audible_ms(95))} ms underruns={step.underruns} "
                       f"errors={step.errors} audio/s={step.audio_per_wall_s:.2f} "
                       f"demand@0={step.demand(0.0):.2f} capacity={'-' if cap is None else f'{cap:.2f}'} "
                       f"decisions={step.decisions()} "
@@ -405,6 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         payload = {"slo_ttfa_ms": args.slo_ttfa_ms, "cpus": os.cpu_count(),
                    "steps": [{**asdict(s), "p50_ms": s.ttfa_ms(50), "p95_ms": s.ttfa_ms(95),
+                              "ttfa_audible_ms": {"p50": s.ttfa_audible_ms(50), "p95": s.ttfa_audible_ms(95)},
                               "audio_per_wall_s": s.audio_per_wall_s, "busy": s.busy, "capacity": s.capacity,
                               "demand_ttfa0": s.demand(0.0), "demand_slo": s.demand(args.slo_ttfa_ms / 1000)}
                              for s in steps]}

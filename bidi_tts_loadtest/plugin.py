@@ -298,6 +298,9 @@ def _print(summary: dict[str, Any]) -> None:
         f(t["p50"]), f(t["p95"]), f(t["p99"]), f(t["max"]), f(c["p95"]), summary["goodput"],
         summary["content_errors"], summary["content_checked"],
     )
+    a = summary.get("ttfa_audible_ms") or {}
+    log.info("bidi-tts: audible TTFA ms (first sample >= -40 dBFS) p50 %s p95 %s p99 %s max %s",
+             f(a.get("p50")), f(a.get("p95")), f(a.get("p99")), f(a.get("max")))
     if summary["sessions_cut"]:
         log.info("bidi-tts: %d sessions were still running when the run ended (counted as cut, not failed)",
                  summary["sessions_cut"])

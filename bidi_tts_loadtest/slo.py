@@ -27,6 +27,7 @@ class SloOption:
 SLO_OPTIONS: tuple[SloOption, ...] = (
     SloOption("ttfa_p95_ms", float, "largest p95 time to first audio, ms"),
     SloOption("ttfa_p99_ms", float, "largest p99 time to first audio, ms"),
+    SloOption("ttfa_audible_p95_ms", float, "largest p95 time to the first audible sample (-40 dBFS), ms"),
     SloOption("complete_p95_ms", float, "largest p95 time to synthesis_complete, ms"),
     SloOption("error_rate", float, "largest failed/attempted (messages and sessions), 0..1; without it "
               "any failed session breaks the gate"),
@@ -42,6 +43,7 @@ class Slo:
 
     ttfa_p95_ms: float | None = None
     ttfa_p99_ms: float | None = None
+    ttfa_audible_p95_ms: float | None = None
     complete_p95_ms: float | None = None
     error_rate: float | None = None  # failed / attempted, 0..1
     underruns: int | None = None  # most underruns allowed in the run (and in any one session)
@@ -62,13 +64,13 @@ class Slo:
     def session_ok(self, session: dict[str, Any]) -> bool:
         """Whether one session met every per-session objective (used for goodput).
 
-        A session meets the SLO when it had no error, its own p95/p99 TTFA and p95 completion
-        time are within the limits, and its underruns are within the underrun limit.
+        A session meets the SLO when it had no error, its own p95/p99 TTFA, p95 audible TTFA and
+        p95 completion time are within the limits, and its underruns are within the underrun limit.
         """
         if session.get("errors", 0) or session.get("failure"):
             return False
         checks = ((self.ttfa_p95_ms, "ttfa_p95_ms"), (self.ttfa_p99_ms, "ttfa_p99_ms"),
-                  (self.complete_p95_ms, "complete_p95_ms"))
+                  (self.ttfa_audible_p95_ms, "ttfa_audible_p95_ms"), (self.complete_p95_ms, "complete_p95_ms"))
         for limit, key in checks:
             if limit is not None and (session.get(key) is None or session[key] > limit):
                 return False
@@ -94,6 +96,7 @@ class Slo:
 
         over(self.ttfa_p95_ms, summary["ttfa_ms"]["p95"], "p95 TTFA ms")
         over(self.ttfa_p99_ms, summary["ttfa_ms"]["p99"], "p99 TTFA ms")
+        over(self.ttfa_audible_p95_ms, summary.get("ttfa_audible_ms", {}).get("p95"), "p95 audible TTFA ms")
         over(self.complete_p95_ms, summary["complete_ms"]["p95"], "p95 complete ms")
         if self.error_rate is not None and summary["error_rate"] > self.error_rate:
             out.append(f"error rate {summary['error_rate']:.4f} > {self.error_rate:g}")

@@ -13,6 +13,7 @@ from bidi_tts_loadtest.slo import Slo
 #: Series names the users record (values in ms unless stated).
 TTFA, TTFA_FROM_SEND, COMPLETE, GAP = "ttfa_ms", "ttfa_from_send_ms", "complete_ms", "gap_ms"
 TURN_TTFA = "turn_ttfa_ms"
+TTFA_AUDIBLE = "ttfa_audible_ms"
 RTF, UNDERRUNS, STALL, MESSAGE_OK, SESSION_FAIL, VIOLATIONS = (
     "rtf", "underruns", "stall_ms", "message_ok", "session_failure", "violations")
 CONTENT_CHECKED, CONTENT_ERROR, CONTENT_CAUSE = "content_checked", "content_error", "content_cause:"
@@ -28,6 +29,9 @@ DEFINITIONS = {
     "percentiles": "exact, every sample kept; linear interpolation as numpy.percentile's default",
     "ttfa_ms": "first AUDIO frame minus the moment the container could start the message: its send, "
                "or the previous message's synthesis_complete on the same session if later",
+    "ttfa_audible_ms": "the first sample at or above -40 dBFS, played by a player that starts at the first "
+                       "AUDIO frame, minus the same start as ttfa_ms (ttfa_ms plus the audio's leading "
+                       "silence and any stall before it)",
     "ttfa_from_send_ms": "first AUDIO frame minus the send, including queueing behind the session's "
                          "previous message",
     "turn_ttfa_ms": "first AUDIO frame of a turn minus the start of the simulated LLM answer",
@@ -80,6 +84,7 @@ def build_summary(
         **{key: int(recorder.total(series, **w)) for key, series in COUNTERS.items()},
         "underrun_stall_ms": recorder.total(STALL, **w),
         "ttfa_ms": stats(TTFA),
+        "ttfa_audible_ms": stats(TTFA_AUDIBLE),
         "ttfa_from_send_ms": stats(TTFA_FROM_SEND),
         "turn_ttfa_ms": stats(TURN_TTFA),
         "complete_ms": stats(COMPLETE),

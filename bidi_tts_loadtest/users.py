@@ -66,6 +66,8 @@ class TTSUser(User):
         assert m.ttfa_s is not None and m.complete_s is not None and m.ttfa_from_send_s is not None
         rec.add(S.TTFA, m.ttfa_s * 1000, now)
         rec.add(S.TTFA_FROM_SEND, m.ttfa_from_send_s * 1000, now)
+        if m.ttfa_audible_s is not None:
+            rec.add(S.TTFA_AUDIBLE, m.ttfa_audible_s * 1000, now)
         rec.add(S.COMPLETE, m.complete_s * 1000, now)
         if m.rtf is not None:
             rec.add(S.RTF, m.rtf, now)
@@ -158,6 +160,7 @@ class TTSUser(User):
         metrics = [m for t in turns for m in t.metrics]
         ttfa = [m.ttfa_s * 1000 for m in metrics if m.ttfa_s is not None]
         complete = [m.complete_s * 1000 for m in metrics if m.complete_s is not None]
+        audible = [m.ttfa_audible_s * 1000 for m in metrics if m.ttfa_audible_s is not None]
         errors = sum(t.errors for t in turns)
         now = time.time()
         rec = self.state.recorder
@@ -176,6 +179,7 @@ class TTSUser(User):
             "underruns": sum(m.underruns.count for m in metrics),
             "ttfa_p95_ms": percentile(ttfa, 95) if ttfa else None,
             "ttfa_p99_ms": percentile(ttfa, 99) if ttfa else None,
+            "ttfa_audible_p95_ms": percentile(audible, 95) if audible else None,
             "complete_p95_ms": percentile(complete, 95) if complete else None,
         })
         if turns and turns[0].records:

@@ -185,6 +185,12 @@ class Scheduler:
         self._active_messages += 1
         return Ticket(self)
 
+    def lead_s(self, session_id: str) -> float:
+        """Seconds of the session's audio handed out but not yet played (by a player that started at
+        its first frame and plays at real time): what its listener can hear while the next unit is made."""
+        end = self._queues.playback_end.get(session_id)
+        return 0.0 if end is None else max(0.0, end - self._clock())
+
     def submit(self, session_id: str, text: str, voice: str, speed: float) -> Job:
         """Queue one unit for a session; read its audio with :meth:`stream`."""
         if self._wakeup is None:

@@ -1,4 +1,5 @@
-"""One message's audio, as it is made: plan units, queue them fairly, encode, cut into frames.
+"""One message's audio, as it is made: plan units to the listener's lead, queue them fairly, trim the
+first unit's leading silence, encode, cut into frames.
 
 Shared by the WebSocket session and `POST /invocations`. Every unit of the message is queued at
 once (the scheduler interleaves them with other sessions' units), and each unit's audio is yielded
@@ -16,9 +17,10 @@ import numpy as np
 
 from bidi_tts import protocol
 from reference_container.logs import kv
+from reference_container.onset import trim_onset
 from reference_container.resample import PcmEncoder
 from reference_container.scheduler import Job, Scheduler
-from reference_container.segments import plan_units
+from reference_container.segments import Pace, plan_units
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,15 @@ def frame_bytes(sample_rate: int) -> int:
     return max(2, int(sample_rate * FRAME_SECONDS) * 2)
 
 
+def pace_for(scheduler: Scheduler, session_id: str) -> Pace:
+    """The plan's view of this session: the scheduler's learned real-time factor (times the
+    messages sharing each worker), speaking rate, and the audio the session's listener still holds."""
+    estimate = scheduler.estimate
+    sharing = max(1.0, scheduler.active_messages / max(1, scheduler.workers))
+    return Pace(rtf=estimate.rtf * sharing, audio_s_per_char=estimate.audio_s_per_char,
+                lead_s=scheduler.lead_s(session_id), margin_s=scheduler.deadline_margin_s)
+
+
 async def message_audio(
     scheduler: Scheduler,
     request: protocol.SynthesizeRequest,
@@ -82,23 +93,34 @@ async def message_audio(
     *,
     model_rate: int,
     first_clause_chars: int,
+    paced: bool = True,
 ) -> AsyncIterator[bytes]:
     """PCM frames (s16le, ~100 ms) of one message; raises JobCancelled / JobFailed from the scheduler.
 
-    The caller cancels the session's jobs (``scheduler.cancel_session``) when it stops early.
+    Units are planned from the session's lead (:func:`pace_for`) unless `paced` is False. The first
+    unit's leading near-silence is cut (:func:`reference_container.onset.trim_onset`); where a
+    sentence was cut between two units, the model's padding at the cut is shortened to a short,
+    natural pause. The caller cancels the session's jobs (``scheduler.cancel_session``) when it
+    stops early.
     """
-    units, cut_first = plan_units(request.text, first_clause_chars)
+    pace = pace_for(scheduler, stats.session_id) if paced else None
+    units = plan_units(request.text, first_clause_chars, pace)
     stats.units = len(units)
     stats.sample_rate = request.sample_rate
-    stats.jobs = [scheduler.submit(stats.session_id, u, request.voice, request.speed) for u in units]
+    stats.jobs = [scheduler.submit(stats.session_id, u.text, request.voice, request.speed) for u in units]
     encoder = PcmEncoder(model_rate, request.sample_rate)
     step = frame_bytes(request.sample_rate)
     pending = b""
     for index, job in enumerate(stats.jobs):
-        hold_last = cut_first and index == 0  # its tail is trimmed once we know it is the last chunk
-        trim_lead = cut_first and index == 1
+        # A unit whose sentence goes on in the next one: its tail is trimmed once we know which
+        # chunk is its last, so one chunk is held back.
+        hold_last = index + 1 < len(units) and units[index + 1].joined
+        trim_lead = units[index].joined
+        first_chunk = index == 0
         held: np.ndarray | None = None
         async for chunk in scheduler.stream(job):
+            if first_chunk:
+                chunk, first_chunk = trim_onset(chunk, model_rate), False
             if trim_lead:
                 chunk, trim_lead = trim_leading_silence(chunk, JOIN_LEAD_S, model_rate), False
             if hold_last:

@@ -199,6 +199,22 @@ def test_first_clause_join_has_no_long_pause() -> None:
     assert gaps[1] > 0.7  # between sentences, untouched
 
 
+def test_each_message_starts_within_30_ms_of_its_first_audible_sample() -> None:
+    synth = PaddedSynth()  # 0.3 s of silence before every unit, like Kokoro
+    with serve_app(synth) as srv, ws_connect(srv.url) as ws:
+        for n in range(2):  # a session's second message is trimmed too
+            ws.send(json.dumps({"text": "Hello there. Next one.", "request_id": f"t{n}"}))
+        got = read_until(ws, completes(2))
+    for request_id in ("t0", "t1"):
+        x = np.abs(np.frombuffer(got.audio(request_id), "<i2").astype(np.float32)) / 32768
+        loud = np.flatnonzero(x >= 0.01)
+        assert loud[0] <= 0.030 * 24000, loud[0] / 24000  # was 0.3 s
+        # the pause between the two sentences is the model's own, untouched: 0.45 s + 0.3 s
+        edges = np.flatnonzero(np.diff((x >= 0.01).astype(np.int8)))
+        gaps = [(b - a) / 24000 for a, b in zip(edges[1::2], edges[2::2], strict=False) if (b - a) > 2400]
+        assert len(gaps) == 1 and gaps[0] > 0.7, gaps
+
+
 def test_client_that_never_reads_is_dropped_and_frees_its_slot() -> None:
     from tests.hardening.test_container_support import RawWsClient
 

@@ -134,3 +134,19 @@ async def test_timings_recorded() -> None:
         await s.stop()
     assert job.queue_wait_s is not None and job.queue_wait_s >= 0
     assert job.synth_s is not None and job.synth_s >= 0.04
+
+
+async def test_lead_is_the_sessions_unplayed_audio() -> None:
+    now = [100.0]
+    s = Scheduler(lambda text, voice, speed: iter([np.zeros(24_000, dtype=np.float32)]), clock=lambda: now[0])
+    await s.start()
+    try:
+        assert s.lead_s("a") == 0.0  # nothing handed out yet
+        await drain(s, s.submit("a", "One.", "af_heart", 1.0))  # 1 s of audio at t=100
+        assert s.lead_s("a") == pytest.approx(1.0) and s.lead_s("b") == 0.0
+        now[0] = 100.4
+        assert s.lead_s("a") == pytest.approx(0.6)
+        now[0] = 102.0
+        assert s.lead_s("a") == 0.0  # played out: never negative
+    finally:
+        await s.stop()

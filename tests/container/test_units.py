@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 from reference_container.http_routes import wav_header
+from reference_container.onset import trim_onset
 from reference_container.resample import PcmEncoder
-from reference_container.segments import first_clause_split, plan_segments
+from reference_container.scheduler import Scheduler
+from reference_container.segments import Pace, first_clause_split, plan_segments, plan_units
 from reference_container.settings import parse_settings
+from reference_container.streaming import pace_for
 
 SEEDS = (
     "Welcome to our streaming text-to-speech demo. This system converts text into natural sounding "
@@ -83,3 +86,127 @@ def test_settings_flags_env_and_defaults(tmp_path) -> None:
     assert parse_settings([], env={}).default_voice == "af_heart"
     with pytest.raises(SystemExit):
         parse_settings(["--synth-workers", "0"], env={})
+
+
+ONSET_SLACK_S = 0.0
+
+
+# -- leading silence: cut before the first audible sample, never into a soft onset -------------------
+RATE = 24_000
+
+
+def _soft_onset(silence_s: float = 0.3, onset_s: float = 0.04) -> tuple[np.ndarray, int, int]:
+    """Near-silence (peaks 0.005, under -40 dBFS), then an "h"-like onset rising from -55 to -30
+    dBFS over `onset_s`, then a loud vowel. Returns (audio, onset start, first audible sample)."""
+    rng = np.random.default_rng(7)
+    quiet = (0.005 * rng.uniform(-1, 1, int(silence_s * RATE)) * (rng.uniform(size=int(silence_s * RATE)) < 0.01))
+    n = int(onset_s * RATE)
+    onset = rng.normal(0, 1, n) * np.logspace(-55 / 20, -30 / 20, n)  # RMS rising from -55 to -30 dBFS
+    vowel = 0.5 * np.sin(2 * np.pi * 220 * np.arange(int(0.3 * RATE)) / RATE)
+    audio = np.concatenate([quiet, onset, vowel]).astype(np.float32)
+    first = int(np.flatnonzero(np.abs(audio) >= 0.01)[0])
+    return audio, len(quiet), first
+
+
+def test_trim_onset_starts_near_the_first_audible_sample_and_keeps_the_onset() -> None:
+    audio, onset_at, first = _soft_onset()
+    assert first - onset_at > int(0.01 * RATE)  # the onset's quiet start lies well before -40 dBFS
+    out = trim_onset(audio, RATE)
+    cut = len(audio) - len(out)
+    audible = int(np.flatnonzero(np.abs(out) >= 0.01)[0])
+    assert audible / RATE <= 0.030 + ONSET_SLACK_S  # heard within ~30 ms of the first sample sent
+    assert cut >= int(0.25 * RATE)  # most of the 0.3 s of near-silence is gone
+    # every sample from 5 ms before the onset on is kept exactly: nothing of "h" is cut or faded
+    keep_from = onset_at - int(0.005 * RATE)
+    assert cut <= keep_from
+    np.testing.assert_array_equal(out[keep_from - cut + int(0.005 * RATE):], audio[keep_from + int(0.005 * RATE):])
+    assert out[0] == 0.0  # faded in from zero: no click
+
+
+def _keeps_onset(audio: np.ndarray, out: np.ndarray, onset_at: int) -> bool:
+    cut = len(audio) - len(out)
+    return cut <= onset_at and bool(np.array_equal(out[onset_at - cut:], audio[onset_at:]))
+
+
+def test_a_cut_at_the_first_audible_sample_would_clip_the_onset() -> None:
+    audio, onset_at, first = _soft_onset()
+    assert _keeps_onset(audio, trim_onset(audio, RATE), onset_at)
+    assert not _keeps_onset(audio, audio[first:], onset_at)  # the naive cut loses the "h"
+
+
+def test_trim_onset_leaves_inaudible_or_already_tight_audio_alone() -> None:
+    quiet = np.full(RATE // 10, 0.005, dtype=np.float32)
+    assert trim_onset(quiet, RATE) is quiet  # nothing audible: not known to be leading silence
+    tight = np.concatenate([np.zeros(100), 0.5 * np.ones(1000)]).astype(np.float32)
+    assert trim_onset(tight, RATE) is tight  # already within KEEP_S
+
+
+# -- units sized to the listener's lead ---------------------------------------------------------------
+LONG = ("Our new office opens on Monday, and every team will move in over the following two weeks, "
+        "starting with the people who sit closest to the old kitchen.")
+
+
+def _fits(units: list[str], pace: Pace) -> list[bool]:
+    """Replay a plan: is each unit after the first synthesized before the listener runs dry?"""
+    lead, out = pace.lead_s, []
+    for i, text in enumerate(units):
+        audio = len(text) * pace.audio_s_per_char
+        synth = pace.rtf * audio
+        if i or pace.lead_s:
+            out.append(synth <= lead - pace.margin_s + 1e-9)
+        lead = max(0.0, lead - synth) + audio
+    return out
+
+
+def test_paced_plan_keeps_whole_sentences_when_the_lead_allows() -> None:
+    text = f"Hello there. {LONG} Thanks."
+    fast = Pace(rtf=0.03, audio_s_per_char=0.07)  # a GPU: 150 characters in 0.3 s
+    assert plan_segments(text, 40, fast) == ["Hello there.", LONG, "Thanks."]
+    # a listener already holding 20 s of audio: no cut even at a slow real-time factor
+    assert plan_segments(text, 40, Pace(rtf=0.6, audio_s_per_char=0.07, lead_s=20.0)) == ["Hello there.", LONG,
+                                                                                           "Thanks."]
+
+
+def test_paced_plan_cuts_only_as_much_as_the_lead_needs() -> None:
+    text = f"Hello there. {LONG}"
+    slow = Pace(rtf=0.3, audio_s_per_char=0.07)
+    units = plan_units(text, 40, slow)
+    texts = [u.text for u in units]
+    assert " ".join(texts).split() == text.split()  # no word lost or changed
+    assert texts[0] == "Hello there." and len(units) > 2
+    assert [u.joined for u in units] == [False, False] + [True] * (len(units) - 2)
+    assert all(_fits(texts, slow)), texts
+    assert len(texts[-1]) > len(texts[1])  # units grow as the lead grows
+    # the unpaced plan synthesizes the long sentence whole after a 1 s unit: the listener runs dry
+    assert not all(_fits(plan_segments(text, 40), slow))
+
+
+def test_paced_plan_slower_than_real_time_is_the_simple_plan() -> None:
+    overloaded = Pace(rtf=1.2, audio_s_per_char=0.07)  # e.g. two sessions on one worker
+    text = f"Hello there. {LONG}"
+    assert plan_segments(text, 40, overloaded) == plan_segments(text, 40) == ["Hello there.", LONG]
+    # even with audio still playing, the first unit stays short: nothing longer can arrive in time
+    busy = Pace(rtf=1.2, audio_s_per_char=0.07, lead_s=3.0)
+    assert plan_segments(LONG, 40, busy) == plan_segments(LONG, 40) == ["Our new office opens on Monday,",
+                                                                       LONG[len("Our new office opens on Monday, "):]]
+
+
+def test_paced_plan_never_cuts_when_cutting_is_off() -> None:
+    assert plan_segments(f"Hi. {LONG}", 0, Pace(rtf=2.0, audio_s_per_char=0.07)) == ["Hi.", LONG]
+
+
+def test_paced_plan_starts_short_with_no_lead() -> None:
+    pace = Pace(rtf=0.3, audio_s_per_char=0.07)
+    assert plan_segments(LONG, 40, pace)[0] == "Our new office opens on Monday,"
+    assert plan_segments(LONG, 40, Pace(rtf=0.3, audio_s_per_char=0.07, lead_s=5.0))[0] == LONG
+
+
+def test_pace_counts_the_messages_sharing_a_worker() -> None:
+    s = Scheduler(lambda text, voice, speed: iter([]), workers=1, deadline_margin_s=0.4)
+    s.estimate.rtf = 0.5
+    with s.admit():
+        one = pace_for(s, "a")
+        with s.admit():
+            two = pace_for(s, "a")
+    assert (one.rtf, two.rtf) == (0.5, 1.0)  # two messages on one worker: each at half speed
+    assert one.lead_s == 0.0 and one.margin_s == 0.4

@@ -145,3 +145,13 @@ def test_rms_dbfs_and_silence() -> None:
     assert audio.is_silent(b"\x01\x00" * 100)  # one LSB: about -90 dBFS
     assert not audio.is_silent(half)
     assert audio.is_silent(half, threshold_dbfs=0.0)
+
+
+def test_first_audible_sample_is_the_first_at_minus_40_dbfs() -> None:
+    quiet = struct.pack("<4h", 0, 5, -327, 327)  # all below 0.01 of full scale (327.68)
+    assert audio.first_audible_sample(quiet) is None
+    assert audio.first_audible_sample(b"") is None and audio.first_audible_sample(b"\x01") is None
+    assert audio.first_audible_sample(quiet + struct.pack("<2h", -328, 0)) == 4  # negative counts too
+    assert audio.first_audible_sample(struct.pack("<h", -32768)) == 0  # no int16 wrap-around
+    assert audio.first_audible_sample(quiet + struct.pack("<h", 1000), threshold_dbfs=-20) is None
+    assert audio.first_audible_sample(bytes(600) + struct.pack("<h", 400) + b"\x00") == 300  # odd tail ignored

@@ -6,6 +6,7 @@ import argparse
 
 import pytest
 
+from bidi_tts.session import MessageRecord
 from bidi_tts_loadtest.capacity import (
     Layout,
     StepResult,
@@ -16,7 +17,10 @@ from bidi_tts_loadtest.capacity import (
     listener_demand,
     sched_delta,
     table,
+    turn_audible_s,
+    turn_sample,
 )
+from bidi_tts_loadtest.turn import TurnResult
 
 
 def step(config: str, sessions: int, *, ttfa: float = 1.0, underruns: int = 0, sched: dict | None = None,
@@ -78,3 +82,19 @@ def test_layout_parse() -> None:
     assert str(Layout.parse("2x1")) == "2x1"
     with pytest.raises(argparse.ArgumentTypeError):
         Layout.parse("2")
+
+
+def test_turn_audible_ttfa_plays_the_whole_turn() -> None:
+    # Two messages: the first is 0.3 s of silence (three 0.1 s frames at once), the second audible
+    # from its 50th sample. One player for the turn: heard 0.3 s + 50 samples after the first byte.
+    silent = MessageRecord("a", "One.", 0.1, first_audio_at=0.5, frame_times=[0.5] * 3, frame_sizes=[4800] * 3)
+    loud = MessageRecord("b", "Two.", 0.2, first_audio_at=0.55, first_audible_byte=100,
+                         frame_times=[0.55], frame_sizes=[4800])
+    result = TurnResult(started_at=0.0, records=[silent, loud])
+    assert turn_audible_s(result) == pytest.approx(0.8 + 50 / 24000)
+    sample = turn_sample(result)
+    assert sample.ttfa_s == pytest.approx(0.5) and sample.ttfa_audible_s == pytest.approx(0.8 + 50 / 24000)
+    assert turn_audible_s(TurnResult(started_at=0.0, records=[silent])) is None
+    s = StepResult("x", 1, 10.0, [sample, TurnSample(0.4, 0, 1.0, 0, 0.45)])
+    assert s.ttfa_audible_ms(50) == pytest.approx((800 + 50 / 24 + 450) / 2)
+    assert "| x | 0 | 450 / 495 | - | - | 626 / 784 | - | - |" in table([s], 2000.0)  # held 0: unfinished turns

@@ -71,3 +71,22 @@ def test_underruns_are_counted_against_a_slow_streaming_server(tmp_path: Path) -
     assert s["underruns"] == 2 * s["messages"]
     assert s["underrun_stall_ms"] == pytest.approx(s["underruns"] * 150, rel=0.2)
     assert code != 0
+
+
+def test_audible_ttfa_hears_300_ms_of_leading_silence(tmp_path: Path) -> None:
+    # The same toy twice: audible from its first byte, then with 300 ms of digital silence first.
+    with known_latency_server(80) as url:
+        code, plain, log = run_locust(url, tmp_path, users=1, run_time="4s")
+    assert code == 0 and plain["messages"] >= 3, log
+    a, t = plain["ttfa_audible_ms"], plain["ttfa_ms"]
+    assert a["count"] == plain["messages"] and a["p50"] == pytest.approx(t["p50"], abs=1)
+    with known_latency_server(80, "--leading-silence-ms", "300") as url:
+        code, s, log = run_locust(url, tmp_path, "--slo-ttfa-p95-ms", "250", users=1, run_time="4s")
+        assert code == 0, log  # first byte still in time...
+        a, t = s["ttfa_audible_ms"], s["ttfa_ms"]
+        assert set(a) >= {"p50", "p90", "p95", "p99", "max"}
+        for p in ("p50", "p95", "max"):
+            assert a[p] - t[p] == pytest.approx(300, abs=5), (a, t)
+        # ...but the first thing heard is late: the audible SLO breaks, the first-byte one does not
+        code, s, log = run_locust(url, tmp_path, "--slo-ttfa-audible-p95-ms", "250", users=1, run_time="4s")
+    assert code != 0 and s["slo_broken"] == [f"p95 audible TTFA ms {s['ttfa_audible_ms']['p95']:.1f} > 250"]

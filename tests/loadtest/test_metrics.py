@@ -9,14 +9,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bidi_tts import protocol
+from bidi_tts.frames import FrameKind
 from bidi_tts.metrics import (
     LatencyRecorder,
     message_metrics,
     percentile,
+    playback_time,
     playback_underruns,
     summarize,
 )
-from bidi_tts.session import MessageRecord
+from bidi_tts.protocol import SynthesizeRequest
+from bidi_tts.session import ClientSession, MessageRecord
+from bidi_tts.transports.base import Frame
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
 
@@ -130,3 +135,47 @@ def test_recorder_merge_is_exact_and_json_serializable() -> None:
 def test_recorder_rejects_malformed_state() -> None:
     with pytest.raises(ValueError):
         LatencyRecorder().merge_state({"series": {"x": [[1.0, 2.0], [1.0]]}})
+
+
+def _audible_record(sent: float, frames: list[tuple[float, bytes]]) -> tuple[MessageRecord, ClientSession]:
+    """A record filled the way a session fills it: audio frames through receive_frame."""
+    session = ClientSession()
+    session.synthesize(SynthesizeRequest(text="Hello.", request_id="r1"), at=sent)
+    session.receive_frame(Frame(protocol.synthesis_start("r1", 24000).encode(), FrameKind.TEXT, sent + 0.01))
+    for at, pcm in frames:
+        session.receive_frame(Frame(pcm, FrameKind.BINARY, at))
+    done = protocol.synthesis_complete("r1", sum(len(p) for _, p in frames), 24000)
+    session.receive_frame(Frame(done.encode(), FrameKind.TEXT, frames[-1][0] + 0.01))
+    return session.records["r1"], session
+
+
+def test_audible_ttfa_adds_the_leading_silence_as_played() -> None:
+    silence, loud = bytes(4800), b"\x00\x10" * 2400  # 0.1 s each; 0x1000 = 4096 > 328
+    # 0.3 s of digital silence in three frames sent at once, then the tone: heard 0.3 s after the first byte.
+    rec, _ = _audible_record(10.0, [(10.2, silence), (10.2, silence), (10.2, silence), (10.21, loud)])
+    assert rec.first_audible_byte == 3 * 4800
+    m = message_metrics(rec)
+    assert m.ttfa_s == pytest.approx(0.2)
+    assert m.ttfa_audible_s == pytest.approx(0.5)
+    # audible from the first sample: the same as ttfa
+    rec, _ = _audible_record(10.0, [(10.2, loud)])
+    assert message_metrics(rec).ttfa_audible_s == pytest.approx(message_metrics(rec).ttfa_s)
+    # nothing audible at all: no value, never a made-up one
+    rec, _ = _audible_record(10.0, [(10.2, silence)])
+    assert rec.first_audible_byte is None and message_metrics(rec).ttfa_audible_s is None
+
+
+def test_audible_sample_is_heard_no_earlier_than_its_frame_arrives() -> None:
+    silence, loud = bytes(4800), bytes(100) + b"\x00\x10" * 2350
+    # the loud frame arrives 0.4 s after a 0.1 s silent frame ran out: it is heard when it arrives
+    rec, _ = _audible_record(10.0, [(10.2, silence), (10.7, loud)])
+    assert rec.first_audible_byte == 4800 + 100
+    assert message_metrics(rec).ttfa_audible_s == pytest.approx(0.7 + 50 / 24000)
+
+
+def test_playback_time_follows_the_player() -> None:
+    assert playback_time([0.0, 0.05], [4800, 4800], 4800, 48000) == pytest.approx(0.1)
+    assert playback_time([0.0, 0.5], [4800, 4800], 4800, 48000) == pytest.approx(0.5)
+    assert playback_time([0.0], [4800], 4800, 48000) is None
+    with pytest.raises(ValueError):
+        playback_time([0.0], [1, 2], 0, 48000)
