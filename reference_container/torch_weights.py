@@ -146,12 +146,13 @@ class _Builder:
         else:
             self.put(f"{module}.weight", w)
 
-    def dequant(self, base: str, zero_point: str) -> np.ndarray:
+    def dequant(self, base: str, zero_point: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(quantized values, scale, zero point) as float32; the weight is `(q - zp) * scale`."""
         q = self.graph.array(base + "_quantized").astype(np.float32)
         scale = self.graph.array(base + "_scale").astype(np.float32)
         zp = self.graph.array(zero_point).astype(np.float32)
         self.used.update((base + "_quantized", base + "_scale", zero_point))
-        return q, scale, zp  # type: ignore[return-value]
+        return q, scale, zp
 
     def matmul(self, node: Any) -> None:
         base = node.input[1].removesuffix("_quantized")

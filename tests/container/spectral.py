@@ -60,7 +60,10 @@ def log_mel_db(audio: np.ndarray) -> np.ndarray:
 
 
 def dtw_mean_cost(cost: np.ndarray) -> float:
-    """Mean cost along the cheapest path from (0, 0) to (n-1, m-1) with steps (1,1), (1,2), (2,1)."""
+    """Mean cost along the cheapest path from (0, 0) to (n-1, m-1) with steps (1,1), (1,2), (2,1).
+
+    Infinite when there is no such path (one side more than twice as long as the other).
+    """
     n, m = cost.shape
     total = np.full((n, m), np.inf)
     steps = np.zeros((n, m))
@@ -83,7 +86,7 @@ def dtw_mean_cost(cost: np.ndarray) -> float:
         total[i] = best + cost[i]
         steps[i] = best_steps + 1
     if not np.isfinite(total[-1, -1]):
-        raise ValueError(f"lengths {n} and {m} differ by more than a factor of 2: no DTW path")
+        return float("inf")  # lengths differ by more than a factor of 2: no path, as far apart as can be
     return float(total[-1, -1] / steps[-1, -1])
 
 
