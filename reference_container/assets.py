@@ -310,7 +310,10 @@ def convert_torch_weights(config: Path, onnx_path: Path, target: Path) -> Path:
         tmp.unlink(missing_ok=True)
     meta = {"sha256": digest, "source": str(onnx_path), "source_sha256": ONNX_SHA256,
             "converter_version": CONVERTER_VERSION, "tensors": len(state)}
-    target.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    sidecar = target.with_suffix(".json")
+    sidecar_tmp = sidecar.with_suffix(".json.part")
+    sidecar_tmp.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    os.replace(sidecar_tmp, sidecar)
     log.info("event=torch_weights_converted path=%s tensors=%d seconds=%.1f", target, len(state),
              time.perf_counter() - started)
     return target
