@@ -2,20 +2,22 @@
 
     uv run python -m loadtest.capacity calibrate --container-url http://127.0.0.1:8080 --out my.json
 
-Each message is sent alone and waited for, so nothing queues. The container splits a message into
-units (sentences, the first cut at a clause: the reference container's plan, replayed here with
-:mod:`bidi_tts.chunker`), synthesizes them back to back and sends audio as it is made, so per message
+Each message is sent alone and waited for, so nothing queues. Its first audio leaves when its first
+unit is synthesized (units: sentences, the first cut at a clause when the container does that; the
+reference container's plan is replayed with :mod:`bidi_tts.chunker`), so per message
 
-- time to first audio  = cost(first unit)                 (+ the transfer of one frame)
-- time to completion   = cost(unit 1) + ... + cost(unit m)
-- audio seconds        = audio(unit 1) + ... + audio(unit m)
+- time to first audio = fixed + per_char * chars(first unit)   (+ one frame's transfer)
+- audio seconds       = audio_fixed * units + audio_per_char * chars
 
-with cost(unit) = fixed + per_char * chars and audio(unit) = per_char_audio * chars. Least squares
-over every message gives the three numbers; the profile states them per phoneme token through
-``tokens_per_char`` (misaki's English G2P makes about 1.07 tokens per character of the load test's
-corpus), so that fixed cost and per-token cost read as Kokoro's. From outside, the G2P and the model
-call are one cost: the fit puts both in the call (``g2p_*`` are 0). One session cannot see how
-concurrent calls share the device: ``throughput_by_concurrency`` stays {1: 1.0} unless given.
+Least squares over every message gives the numbers. The completion time is not used: it also holds
+the transfer of the last unit's audio, which grows with the audio and would pass for model cost.
+Start the reference container with ``--first-clause-chars 0`` for a calibration (else every first
+unit is 40 characters or less and the lengths do not spread); give ``--first-clause-chars N`` here
+when the container cuts. The profile states the fit per phoneme token through ``tokens_per_char``
+(misaki's English G2P makes about 1.07 tokens per character of the load test's corpus), so fixed cost
+and per-token cost read as Kokoro's. From outside, the G2P and the model call are one cost: the fit
+puts both in the call (``g2p_*`` are 0). One session cannot see how concurrent calls share the
+device: ``throughput_by_concurrency`` stays {1: 1.0}.
 """
 
 from __future__ import annotations
@@ -54,11 +56,11 @@ def calibration_texts(lengths: Sequence[int] = (12, 25, 40, 60, 90, 130, 180, 25
             i += 1
         sentence = " ".join(words)
         texts.append(sentence[0].upper() + sentence[1:] + ".")
-    texts += [f"{texts[1]} {texts[4]}", f"{texts[3]} {texts[5]} {texts[2]}"]  # several units each
+    texts += [f"{texts[1]} {texts[4]}", f"{texts[3]} {texts[5]} {texts[2]}"]  # several units: audio per unit
     return texts
 
 
-def plan_units(text: str, first_clause_chars: int = 40) -> list[str]:
+def plan_units(text: str, first_clause_chars: int = 0) -> list[str]:
     """The reference container's units of one message (:mod:`reference_container.segments`)."""
     sentences = [s for s in (split_sentences(text) or [text]) if s.strip()]
     if sentences and first_clause_chars > 0 and (split := first_clause_split(sentences[0], first_clause_chars)):
@@ -70,7 +72,6 @@ def plan_units(text: str, first_clause_chars: int = 40) -> list[str]:
 class Observation:
     units: list[int]  # characters per unit
     ttfa_s: float
-    complete_s: float
     audio_s: float
 
 
@@ -127,8 +128,8 @@ def fit(observations: list[Observation]) -> Fit:
     rows: list[tuple[float, float]] = []
     ys: list[float] = []
     for o in observations:
-        rows += [(1.0, float(o.units[0])), (float(len(o.units)), float(sum(o.units)))]
-        ys += [o.ttfa_s, o.complete_s]
+        rows.append((1.0, float(o.units[0])))
+        ys.append(o.ttfa_s)
     fixed, per_char = _lstsq2(rows, ys)
     audio_rows = [(float(len(o.units)), float(sum(o.units))) for o in observations]
     audio_fixed, audio_per_char = _lstsq2(audio_rows, [o.audio_s for o in observations])
@@ -140,7 +141,7 @@ def fit(observations: list[Observation]) -> Fit:
                _rms_rel(pred, ys), _rms_rel(audio_pred, [o.audio_s for o in observations]))
 
 
-def measure(url: str, texts: list[str], repeats: int, *, first_clause_chars: int = 40, timeout_s: float = 60.0,
+def measure(url: str, texts: list[str], repeats: int, *, first_clause_chars: int = 0, timeout_s: float = 60.0,
             progress: Callable[[str], None] = lambda _: None) -> list[Observation]:
     """Send each text alone, `repeats` times, over one session; TTFA, completion and audio of each."""
     transport = SyncWebSocketTransport.open(url)
@@ -166,10 +167,8 @@ def measure(url: str, texts: list[str], repeats: int, *, first_clause_chars: int
                     raise RuntimeError(f"the container answered error {record.error_code!r}")
                 if r == 0 or record.first_audio_at is None or record.completed_at is None:
                     continue
-                last_audio = record.frame_times[-1] if record.frame_times else record.completed_at
                 out.append(Observation([len(u) for u in plan_units(text, first_clause_chars)],
-                                       record.first_audio_at - record.sent_at, last_audio - record.sent_at,
-                                       record.audio_bytes / BYTES_PER_S))
+                                       record.first_audio_at - record.sent_at, record.audio_bytes / BYTES_PER_S))
             if r:
                 progress(f"round {r}/{repeats}: {len(out)} messages measured")
     finally:

@@ -550,8 +550,9 @@ def _calibrate(argv: list[str]) -> int:
     p.add_argument("--out", type=Path, required=True, help="the profile JSON to write")
     p.add_argument("--name", help="the profile's name (default: the file's stem)")
     p.add_argument("--repeats", type=int, default=3, help="rounds over the calibration texts (after a warm-up round)")
-    p.add_argument("--first-clause-chars", type=int, default=40,
-                   help="the container's first-clause cut (the reference container's default: 40)")
+    p.add_argument("--first-clause-chars", type=int, default=0,
+                   help="the container's first-clause cut: 0 (the default) for a reference container started "
+                        "with --first-clause-chars 0, as a calibration should be; its default is 40")
     p.add_argument("--tokens-per-char", type=float, default=calibrate.MISAKI_TOKENS_PER_CHAR,
                    help="phoneme tokens per character used to state the fit per token")
     args = p.parse_args(argv)

@@ -21,6 +21,7 @@ any other is given by path). Every cost is wall time on the device it was measur
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -85,7 +86,7 @@ class Profile:
         points = sorted(self.throughput_by_concurrency.items())
         if k <= points[0][0]:
             return points[0][1]
-        for (k0, t0), (k1, t1) in zip(points, points[1:], strict=False):
+        for (k0, t0), (k1, t1) in itertools.pairwise(points):
             if k <= k1:
                 return t0 + (t1 - t0) * (k - k0) / (k1 - k0)
         return points[-1][1]
