@@ -170,7 +170,7 @@ def turn_sample(result: TurnResult) -> TurnSample:
 
 
 def _session_loop(url: str, stop_at: float, out: list[TurnSample], config: TurnConfig, index: int,
-                  pause_s: float) -> None:
+                  pause_s: float, first_turn_at: float = 0.0) -> None:
     answers = load_answers()
     n = index * 7  # sessions start at different answers
     try:
@@ -180,6 +180,7 @@ def _session_loop(url: str, stop_at: float, out: list[TurnSample], config: TurnC
         return
     session = ClientSession()
     try:
+        time.sleep(max(0.0, first_turn_at - time.perf_counter()))
         while time.perf_counter() < stop_at:
             result = run_turn(transport, session, answers[n % len(answers)], config)
             n += 1
@@ -197,19 +198,23 @@ def _session_loop(url: str, stop_at: float, out: list[TurnSample], config: TurnC
 
 def measure_step(url: str, config_name: str, sessions: int, seconds: float, *,
                  tokens_per_second: float = 40.0, pause_s: float = 1.0,
-                 read_sched: Callable[[], dict[str, float]] | None = None, basis: str = "turn") -> StepResult:
-    """`sessions` concurrent conversations for `seconds` (turns under way are finished)."""
+                 read_sched: Callable[[], dict[str, float]] | None = None, basis: str = "turn",
+                 arrival_s: float = 0.0) -> StepResult:
+    """`sessions` concurrent conversations for `seconds` (turns under way are finished).
+
+    `arrival_s` spreads the sessions' first turns evenly over that many seconds (users do not all
+    start talking in the same instant; with 0 they do, and a short step measures that burst)."""
     turn_config = TurnConfig(tokens_per_second=tokens_per_second, message_timeout_s=60.0)
     sched_before = read_sched() if read_sched else {}
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     samples: list[TurnSample] = []
     threads = [threading.Thread(target=_session_loop, daemon=True,
-                                args=(url, started + seconds, samples, turn_config, i, pause_s))
+                                args=(url, started + seconds, samples, turn_config, i, pause_s,
+                                      started + arrival_s * i / sessions))
                for i in range(sessions)]
     for thread in threads:
         thread.start()
-        time.sleep(min(0.05, 1.0 / sessions))  # stagger the openings a little, as users arrive
     for thread in threads:
         thread.join(timeout=seconds + 180)
     wall = time.perf_counter() - started
@@ -501,13 +506,15 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--slo-ttfa-ms", type=float, default=2000.0)
     p.add_argument("--tokens-per-second", type=float, default=40.0)
     p.add_argument("--pause", type=float, default=1.0, help="seconds a listener waits before the next turn")
+    p.add_argument("--arrival", type=float, default=0.0, metavar="S",
+                   help="spread the sessions' first turns evenly over S seconds (default 0: all at once)")
     p.add_argument("--port-base", type=int, default=18600)
     p.add_argument("--json", type=Path, help="write every step's numbers here")
     p.add_argument("--plot", type=Path, help="write a PNG of TTFA p95 and underruns against sessions here")
     p.add_argument("--log-dir", type=Path, default=Path("/tmp"))
     args = p.parse_args(argv)
-    if any(n < 1 for n in args.sessions) or args.seconds <= 0:
-        p.error("--sessions must be at least 1 and --seconds positive")
+    if any(n < 1 for n in args.sessions) or args.seconds <= 0 or not 0 <= args.arrival < args.seconds:
+        p.error("--sessions must be at least 1, --seconds positive and --arrival from 0 to below --seconds")
     if args.backend == "timed" and not args.timed_profile and not args.configs:
         p.error("--backend timed needs --timed-profile NAME|PATH")
     try:
@@ -587,7 +594,8 @@ def main(argv: list[str] | None = None) -> int:
             for container in order:
                 step = measure_step(container.url, container.name, n, args.seconds,
                                     tokens_per_second=args.tokens_per_second, pause_s=args.pause,
-                                    read_sched=container.read_sched, basis=args.ttfa_basis)
+                                    read_sched=container.read_sched, basis=args.ttfa_basis,
+                                    arrival_s=args.arrival)
                 steps.append(step)
                 cap = step.capacity
                 print(f"{container.name:>18} n={n} turns={len(step.turns)} ttfa p50/p95="

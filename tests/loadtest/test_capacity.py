@@ -78,3 +78,48 @@ def test_layout_parse() -> None:
     assert str(Layout.parse("2x1")) == "2x1"
     with pytest.raises(argparse.ArgumentTypeError):
         Layout.parse("2")
+
+
+def test_config_specs() -> None:
+    from bidi_tts_loadtest.capacity import Config
+
+    plain = Config.parse("deadline")
+    assert plain.name == "deadline 1x2" and "--onnx-threads" in plain.args() and "--max-queue" in plain.args()
+    batched = Config.parse("timed=h200-eager:deadline/16x1/batch10")
+    assert batched.name == "timed:h200-eager deadline 16x1 batch10"
+    args = batched.args()
+    assert args[args.index("--batch-window-ms") + 1] == "10" and args[args.index("--synth-workers") + 1] == "16"
+    assert "--onnx-threads" not in args and args[args.index("--timed-profile") + 1] == "h200-eager"
+    baseline = Config.parse("fifo/1x1/whole", backend="timed", profile="p.json")
+    assert baseline.name == "timed:p fifo 1x1 whole"
+    assert baseline.args()[-2:] == ["--first-clause-chars", "0"]
+    for bad, why in (("lifo", "scheduler"), ("timed:deadline", "needs a profile"), ("gpu:fifo", "backend"),
+                     ("deadline/batchx", "batchMS"), ("deadline/3", "WORKERSxTHREADS")):
+        with pytest.raises(argparse.ArgumentTypeError, match=why):
+            Config.parse(bad)
+
+
+def test_message_basis_and_the_predicted_against_measured_table() -> None:
+    from bidi_tts_loadtest.capacity import compare_table
+
+    def with_messages(config: str, ms: list[float], underruns: int = 0) -> StepResult:
+        turns = [TurnSample(2.0, underruns, 10.0, 0, [m / 1000 for m in ms])]
+        return StepResult(config, 2, 30.0, turns, 1.0, 1.0, {}, 1.0, "message")
+
+    real = with_messages("deadline 1x2", [100.0] * 19 + [1000.0], underruns=2)
+    assert real.ttfa_ms(50) == pytest.approx(100.0) and real.ttfa_ms(95) > 100.0
+    assert step("x", 1, ttfa=2.0).ttfa_ms(50) == pytest.approx(2000.0)  # the turn basis stays the default
+    predicted = with_messages("timed:cpu deadline 1x2", [110.0] * 20)
+    rows = compare_table([real, predicted]).splitlines()
+    assert len(rows) == 3 and rows[2].startswith("| deadline 1x2 | 2 | 100 / ")
+    assert "| 1.10 / " in rows[2] and rows[2].endswith("| 2 / 0 |")
+
+
+def test_bad_profile_is_one_line_before_any_container_starts() -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "loadtest.capacity", "--configs", "timed=nope:deadline"],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2 and "unknown timed profile 'nope'" in result.stderr
+    assert "Traceback" not in result.stderr
