@@ -36,6 +36,7 @@ from bidi_tts.protocol import DEFAULT_SAMPLE_RATE, SynthesizeRequest
 from bidi_tts.session import ClientSession
 from bidi_tts.transports.base import TransportTimeout
 from bidi_tts.transports.websocket_sync import SyncWebSocketTransport
+from bidi_tts_loadtest.corpus import load_answers
 
 # misaki 0.9.4 (en-US) phoneme tokens per character over the sentences of bidi_tts_loadtest/answers.txt
 MISAKI_TOKENS_PER_CHAR = 1.07
@@ -45,19 +46,24 @@ _WORDS = ("the order shipped from our warehouse yesterday and should arrive by t
           "message when it is out for delivery so you can plan to be home that afternoon").split()
 
 
-def calibration_texts(lengths: Sequence[int] = (12, 25, 40, 60, 90, 130, 180, 250)) -> list[str]:
-    """One or two sentences per target length (characters), plain words, no digits."""
-    texts = []
-    for n in lengths:
-        words: list[str] = []
-        i = n  # vary the words between lengths
-        while len(" ".join(words)) < n:
-            words.append(_WORDS[i % len(_WORDS)])
-            i += 1
-        sentence = " ".join(words)
-        texts.append(sentence[0].upper() + sentence[1:] + ".")
-    texts += [f"{texts[1]} {texts[4]}", f"{texts[3]} {texts[5]} {texts[2]}"]  # several units: audio per unit
-    return texts
+def _plain_sentence(n: int) -> str:
+    words: list[str] = []
+    i = n  # vary the words between lengths
+    while len(" ".join(words)) < n:
+        words.append(_WORDS[i % len(_WORDS)])
+        i += 1
+    sentence = " ".join(words)
+    return sentence[0].upper() + sentence[1:] + "."
+
+
+def calibration_texts(count: int = 8, long_lengths: Sequence[int] = (180, 250)) -> list[str]:
+    """Sentences of the load test's corpus at evenly spaced lengths (so the audio per character is
+    the corpus's: numbers and abbreviations included), two long plain sentences for spread, and two
+    messages of several sentences."""
+    sentences = sorted({s for answer in load_answers() for s in split_sentences(answer)}, key=lambda s: (len(s), s))
+    picks = [sentences[round(i * (len(sentences) - 1) / (count - 1))] for i in range(count)]
+    return [*picks, *(_plain_sentence(n) for n in long_lengths),
+            f"{picks[1]} {picks[4]}", f"{picks[3]} {picks[5]} {picks[2]}"]
 
 
 def plan_units(text: str, first_clause_chars: int = 0) -> list[str]:

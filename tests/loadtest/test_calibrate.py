@@ -34,10 +34,10 @@ def test_fit_refuses_texts_that_do_not_spread() -> None:
 
 def test_calibration_texts_spread_and_plan_like_the_container() -> None:
     texts = calibration_texts()
-    assert min(map(len, texts)) <= 25 and max(map(len, texts)) > 240
+    assert min(map(len, texts)) <= 25 and max(map(len, texts)) > 240 and len(texts) == 12
     assert plan_units("Short one. Then a second sentence here.") == ["Short one.", "Then a second sentence here."]
-    assert len(plan_units(texts[6], 40)) == 2  # a long first sentence is cut at a clause/word
-    assert len(plan_units(texts[6])) == 1
+    assert len(plan_units(texts[9], 40)) == 2  # a long first sentence is cut at a clause/word
+    assert len(plan_units(texts[9])) == 1 and len(plan_units(texts[11])) == 3
 
 
 @pytest.mark.slow
