@@ -13,12 +13,13 @@ the real model; only the model call is replaced by a wait of the profile's predi
   k calls running, each advances at throughput(k)/k of its solo speed, re-evaluated whenever a call
   starts or ends (the H200 measurements: 1.38x one call's throughput at 4, 0.70x at 16).
 - Batches: one pass of k units costs ``call(n_max) * (s + (1 - s) k)`` (``batch_shared_fraction``).
-- Audio: a quiet 220 Hz tone (-20 dBFS, so a listener measuring audible samples hears it) of the
+- Audio: a quiet 200 Hz tone (-20 dBFS, so a listener measuring audible samples hears it) of the
   predicted duration, one chunk per model call, as the real backends yield.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -38,7 +39,7 @@ KOKORO_ENGLISH_VOICES = frozenset(
     "am_adam am_echo am_eric am_fenrir am_liam am_michael am_onyx am_puck am_santa bf_alice bf_emma "
     "bf_isabella bf_lily bm_daniel bm_fable bm_george bm_lewis".split()
 )
-TONE_HZ = 220.0
+TONE_HZ = 200.0  # a whole number of periods per second at 24 kHz, so one second of it tiles
 TONE_AMPLITUDE = 0.1  # -20 dBFS
 
 
@@ -77,10 +78,15 @@ class SharedDevice:
                 self._cond.notify_all()
 
 
-def tone(seconds: float, sample_rate: int) -> np.ndarray:
-    n = max(1, round(seconds * sample_rate))
-    t = np.arange(n, dtype=np.float32) / sample_rate
+@functools.cache
+def _second_of_tone(sample_rate: int) -> np.ndarray:
+    t = np.arange(sample_rate, dtype=np.float64) / sample_rate
     return (TONE_AMPLITUDE * np.sin(2 * np.pi * TONE_HZ * t)).astype(np.float32)
+
+
+def tone(seconds: float, sample_rate: int) -> np.ndarray:
+    """`seconds` of the tone, tiled from one cached second (a copy, no sine per sample: cheap)."""
+    return np.resize(_second_of_tone(sample_rate), max(1, round(seconds * sample_rate)))
 
 
 class TimedSynthesizer:

@@ -123,3 +123,32 @@ def test_bad_profile_is_one_line_before_any_container_starts() -> None:
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 2 and "unknown timed profile 'nope'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_a_step_against_a_timed_container_measures_turns_messages_and_decisions(tmp_path) -> None:
+    """End to end on the timed backend (no model): the capacity path that used to need real Kokoro."""
+    import json
+    import os
+
+    from bidi_tts_loadtest.capacity import measure_step
+    from tests.container.timed_server import timed_container
+
+    known = {"tokens_per_char": 1.0, "g2p_fixed_ms": 0.0, "g2p_per_char_ms": 0.0, "call_fixed_ms": 150.0,
+             "call_per_token_ms": 0.0, "audio_s_per_token": 0.05}
+    (tmp_path / "p.json").write_text(json.dumps(known))
+    stats = tmp_path / "stats.json"
+    os.environ["SCHEDULER_STATS_FILE"] = str(stats)
+    try:
+        with timed_container(str(tmp_path / "p.json"), "--no-warmup") as url:
+            def read() -> dict:
+                return json.loads(stats.read_text()) if stats.exists() else {}
+
+            result = measure_step(url, "timed", 2, 2.0, tokens_per_second=200.0, pause_s=0.2, read_sched=read,
+                                  basis="message", arrival_s=0.5)
+    finally:
+        del os.environ["SCHEDULER_STATS_FILE"]
+    assert result.turns and not result.errors
+    # Every unit costs 150 ms, so no message's first audio can come sooner; and the scheduler counted picks.
+    assert 150 <= result.ttfa_ms(50) < 2000
+    assert result.sched["picks"] >= len(result.turns)
