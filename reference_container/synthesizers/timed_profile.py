@@ -7,7 +7,8 @@ any other is given by path). Every cost is wall time on the device it was measur
   against misaki's G2P; the timed backend does not import misaki, so it starts in a second);
 - ``g2p_fixed_ms``, ``g2p_per_char_ms``: the G2P's cost per unit (text to phonemes);
 - ``call_fixed_ms``, ``call_per_token_ms``: one model call of n tokens takes fixed + per_token * n;
-- ``audio_s_per_token``: seconds of audio per token at speed 1 (Kokoro: about 0.075);
+- ``audio_s_per_token``, ``audio_s_per_call``: seconds of audio per token, and per model call (the
+  pauses Kokoro puts at the ends of what it speaks), at speed 1;
 - ``max_tokens_per_call``: a unit longer than this is split into several calls (Kokoro: 510);
 - ``throughput_by_concurrency``: {k: device throughput with k calls running at once, relative to
   one}: each of k concurrent calls advances at throughput(k) / k of its solo speed; linear between
@@ -50,6 +51,7 @@ class Profile:
     call_per_token_ms: float
     audio_s_per_token: float
     max_tokens_per_call: int = 510
+    audio_s_per_call: float = 0.0
     throughput_by_concurrency: dict[int, float] = field(default_factory=lambda: {1: 1.0})
     batch_shared_fraction: float = 0.0
     g2p_on_device: bool = False
@@ -73,7 +75,8 @@ class Profile:
         return self.call_s(max(tokens)) * (s + (1 - s) * len(tokens))
 
     def audio_s(self, tokens: int, speed: float) -> float:
-        return tokens * self.audio_s_per_token / max(speed, 1e-3)
+        """Seconds of audio of one model call of `tokens` tokens."""
+        return (self.audio_s_per_call + tokens * self.audio_s_per_token) / max(speed, 1e-3)
 
     def split_tokens(self, tokens: int) -> list[int]:
         """Token counts of the model calls of one unit (each at most `max_tokens_per_call`)."""
@@ -94,7 +97,7 @@ class Profile:
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "source": self.source,
                 **{k: getattr(self, k) for k in _NUMBERS},
-                "max_tokens_per_call": self.max_tokens_per_call,
+                "max_tokens_per_call": self.max_tokens_per_call, "audio_s_per_call": self.audio_s_per_call,
                 "throughput_by_concurrency": {str(k): v for k, v in sorted(self.throughput_by_concurrency.items())},
                 "batch_shared_fraction": self.batch_shared_fraction, "g2p_on_device": self.g2p_on_device}
 
@@ -135,8 +138,10 @@ def parse_profile(data: object, where: str) -> Profile:
     shared = data.get("batch_shared_fraction", 0.0)
     if isinstance(shared, bool) or not isinstance(shared, (int, float)) or not 0 <= shared <= 1:
         raise ProfileError(f"profile {where}: 'batch_shared_fraction' must be a number from 0 to 1")
+    per_call = _number(data, "audio_s_per_call", where) if "audio_s_per_call" in data else 0.0
     name = data.get("name", Path(where).stem)
-    return Profile(name=str(name), **numbers, max_tokens_per_call=max_tokens, throughput_by_concurrency=curve,
+    return Profile(name=str(name), **numbers, max_tokens_per_call=max_tokens, audio_s_per_call=per_call,
+                   throughput_by_concurrency=curve,
                    batch_shared_fraction=float(shared), g2p_on_device=bool(data.get("g2p_on_device", False)),
                    description=str(data.get("description", "")), source=str(data.get("source", "")))
 

@@ -99,6 +99,8 @@ def test_profile_arithmetic() -> None:
     # A batch of 3 units, the longest 80 tokens: half paid once, half per unit: 0.1 * (0.5 + 1.5).
     assert p.batch_s([80, 10, 40]) == pytest.approx(0.2)
     assert p.throughput(2) == pytest.approx(1.5) and p.throughput(10) == pytest.approx(2.0)
+    assert p.audio_s(10, 1.0) == pytest.approx(0.5)
+    assert profile(audio_s_per_call=0.2).audio_s(10, 2.0) == pytest.approx(0.35)
 
 
 # -- the synthesizer --------------------------------------------------------------------------------
