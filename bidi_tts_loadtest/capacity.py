@@ -61,6 +61,7 @@ class TurnSample:
     audio_s: float
     errors: int
     ttfa_audible_s: float | None = None  # to the first sample at -40 dBFS, as a player hears it
+    message_ttfa_s: list[float] = field(default_factory=list)  # each message's, from its own send
 
 
 SCHED_KEYS = ("picks", "contested", "differed", "depth_sum", "audio_s", "synth_s")
@@ -97,13 +98,20 @@ class StepResult:
     load_after: float = 0.0
     sched: dict[str, float] = field(default_factory=dict)  # sched_delta over the step
     pause_s: float = 1.0
+    basis: str = "turn"  # what ttfa_ms measures: "turn" (from the LLM's first token) or "message" (from its send)
 
     def ttfa_ms(self, q: float) -> float | None:
+        if self.basis == "message":
+            return self.message_ttfa_ms(q)
         values = [t.ttfa_s * 1000 for t in self.turns if t.ttfa_s is not None]
         return percentile(values, q) if values else None
 
     def ttfa_audible_ms(self, q: float) -> float | None:
         values = [t.ttfa_audible_s * 1000 for t in self.turns if t.ttfa_audible_s is not None]
+        return percentile(values, q) if values else None
+
+    def message_ttfa_ms(self, q: float) -> float | None:
+        values = [v * 1000 for t in self.turns for v in t.message_ttfa_s]
         return percentile(values, q) if values else None
 
     @property
@@ -163,7 +171,8 @@ def turn_sample(result: TurnResult) -> TurnSample:
     times = [t for r in result.records for t in r.frame_times]
     sizes = [n / BYTES_PER_S for r in result.records for n in r.frame_sizes]
     runs = playback_underruns(times, sizes, tolerance_s=UNDERRUN_TOLERANCE_S)
-    return TurnSample(result.turn_ttfa_s, runs.count, sum(sizes), result.errors, turn_audible_s(result))
+    return TurnSample(result.turn_ttfa_s, runs.count, sum(sizes), result.errors, turn_audible_s(result),
+                      [r.ttfa_s for r in result.records if r.ttfa_s is not None])
 
 
 def turn_audible_s(result: TurnResult) -> float | None:
@@ -181,7 +190,7 @@ def turn_audible_s(result: TurnResult) -> float | None:
 
 
 def _session_loop(url: str, stop_at: float, out: list[TurnSample], config: TurnConfig, index: int,
-                  pause_s: float) -> None:
+                  pause_s: float, first_turn_at: float = 0.0) -> None:
     answers = load_answers()
     n = index * 7  # sessions start at different answers
     try:
@@ -191,6 +200,7 @@ def _session_loop(url: str, stop_at: float, out: list[TurnSample], config: TurnC
         return
     session = ClientSession()
     try:
+        time.sleep(max(0.0, first_turn_at - time.perf_counter()))
         while time.perf_counter() < stop_at:
             result = run_turn(transport, session, answers[n % len(answers)], config)
             n += 1
@@ -208,15 +218,20 @@ def _session_loop(url: str, stop_at: float, out: list[TurnSample], config: TurnC
 
 def measure_step(url: str, config_name: str, sessions: int, seconds: float, *,
                  tokens_per_second: float = 40.0, pause_s: float = 1.0,
-                 read_sched: Callable[[], dict[str, float]] | None = None) -> StepResult:
-    """`sessions` concurrent conversations for `seconds` (turns under way are finished)."""
+                 read_sched: Callable[[], dict[str, float]] | None = None, basis: str = "turn",
+                 arrival_s: float = 0.0) -> StepResult:
+    """`sessions` concurrent conversations for `seconds` (turns under way are finished).
+
+    `arrival_s` spreads the sessions' first turns evenly over that many seconds (users do not all
+    start talking in the same instant; with 0 they do, and a short step measures that burst)."""
     turn_config = TurnConfig(tokens_per_second=tokens_per_second, message_timeout_s=60.0)
     sched_before = read_sched() if read_sched else {}
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     samples: list[TurnSample] = []
     threads = [threading.Thread(target=_session_loop, daemon=True,
-                                args=(url, started + seconds, samples, turn_config, i, pause_s))
+                                args=(url, started + seconds, samples, turn_config, i, pause_s,
+                                      started + arrival_s * i / sessions))
                for i in range(sessions)]
     for thread in threads:
         thread.start()
@@ -225,7 +240,7 @@ def measure_step(url: str, config_name: str, sessions: int, seconds: float, *,
     wall = time.perf_counter() - started
     sched = sched_delta(sched_before, read_sched()) if read_sched else {}
     return StepResult(config_name, sessions, wall, list(samples), load_before, os.getloadavg()[0],
-                      sched, pause_s)
+                      sched, pause_s, basis)
 
 
 # -- containers ---------------------------------------------------------------------------------
@@ -250,19 +265,98 @@ class Layout:
         return f"{self.workers}x{self.threads}"
 
 
+@dataclass(slots=True, frozen=True)
+class Config:
+    """One container configuration: `[BACKEND[=PROFILE]:]SCHEDULER[/WxT][/batchMS][/whole]`.
+
+    `WxT`: W synthesis workers with T onnxruntime threads (default 1x2); `batchMS`: cross-session
+    batching with that window (``--batch-window-ms``); `whole`: no streaming within a message (the
+    first sentence is not cut at a clause: ``--first-clause-chars 0``; under LLM-paced load every
+    message is one sentence, so each message is one unit). BACKEND is ``onnx`` or ``timed``
+    (``timed=PROFILE`` names the profile; plain ``timed`` takes ``--timed-profile``).
+    """
+
+    scheduler: str
+    layout: Layout
+    backend: str = "onnx"
+    profile: str | None = None
+    batch_ms: float = 0.0
+    whole: bool = False
+
+    @classmethod
+    def parse(cls, text: str, backend: str = "onnx", profile: str | None = None) -> Config:
+        spec = text
+        if ":" in spec:
+            head, spec = spec.split(":", 1)
+            backend, _, named = head.partition("=")
+            profile = named or profile
+        if backend not in ("onnx", "timed"):
+            raise argparse.ArgumentTypeError(f"config {text!r}: backend must be onnx or timed")
+        if backend == "timed" and not profile:
+            raise argparse.ArgumentTypeError(f"config {text!r}: a timed backend needs a profile "
+                                             "(timed=NAME:... or --timed-profile)")
+        scheduler, *rest = spec.split("/")
+        if scheduler not in SCHEDULERS:
+            raise argparse.ArgumentTypeError(f"config {text!r}: scheduler must be one of {', '.join(SCHEDULERS)}")
+        layout, batch_ms, whole = Layout(1, 2), 0.0, False
+        for part in rest:
+            if part == "whole":
+                whole = True
+            elif part.startswith("batch"):
+                try:
+                    batch_ms = float(part[5:])
+                except ValueError:
+                    raise argparse.ArgumentTypeError(f"config {text!r}: expected batchMS, e.g. batch5") from None
+                if not 0 < batch_ms <= 1000:
+                    raise argparse.ArgumentTypeError(f"config {text!r}: the batch window must be 0-1000 ms")
+            else:
+                layout = Layout.parse(part)
+        return cls(scheduler, layout, backend, profile if backend == "timed" else None, batch_ms, whole)
+
+    @property
+    def name(self) -> str:
+        name = f"{self.scheduler} {self.layout}"
+        if self.batch_ms:
+            name += f" batch{self.batch_ms:g}"
+        if self.whole:
+            name += " whole"
+        if self.backend == "timed":
+            name = f"timed:{Path(self.profile or '').stem} {name}"
+        return name
+
+    def args(self) -> list[str]:
+        """The container's command-line options for this configuration."""
+        args = ["--backend", self.backend, "--scheduler", self.scheduler, "--synth-workers", str(self.layout.workers),
+                # Capacity is measured by latency, not by refusals: admit every message.
+                "--max-queue", "100000"]
+        if self.backend == "timed":
+            args += ["--timed-profile", self.profile or ""]
+        else:
+            args += ["--onnx-threads", str(self.layout.threads)]
+        if self.batch_ms:
+            args += ["--batch-window-ms", f"{self.batch_ms:g}"]
+        if self.whole:
+            args += ["--first-clause-chars", "0"]
+        return args
+
+
+SCHEDULERS = ("fifo", "round-robin", "deadline")
+
+
 class Container:
     """One reference container in a child process, stopped on exit."""
 
-    def __init__(self, scheduler: str, layout: Layout, port: int, log_dir: Path) -> None:
-        self.name = f"{scheduler} {layout}"
+    def __init__(self, config: Config, port: int, log_dir: Path) -> None:
+        self.config = config
+        self.name = config.name
         self.url = f"http://127.0.0.1:{port}"
-        log = (log_dir / f"container-{scheduler}-{layout}.log").open("wb")
-        self.stats_file = log_dir / f"scheduler-{scheduler}-{layout}.json"
+        slug = "".join(c if c.isalnum() else "-" for c in config.name)
+        log = (log_dir / f"container-{slug}.log").open("wb")
+        self.stats_file = log_dir / f"scheduler-{slug}.json"
         self.stats_file.unlink(missing_ok=True)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "reference_container", "--host", "127.0.0.1", "--port", str(port),
-             "--backend", "onnx", "--scheduler", scheduler, "--synth-workers", str(layout.workers),
-             "--onnx-threads", str(layout.threads), "--log-level", "warning"],
+             *config.args(), "--log-level", "warning"],
             stdout=log, stderr=subprocess.STDOUT,
             env={**os.environ, "SCHEDULER_STATS_FILE": str(self.stats_file)},
         )
@@ -368,30 +462,154 @@ def demand_table(steps: list[StepResult], slo_ms: float, focus: tuple[int, ...] 
     return "\n".join(rows)
 
 
+def compare_table(steps: list[StepResult]) -> str:
+    """Predicted (timed backend) against measured (the same configuration on onnx), per session count."""
+    rows = ["| config | sessions | measured TTFA p50 / p95 (ms) | predicted p50 / p95 (ms) | p50 / p95 ratio "
+            "| underruns measured / predicted |", "|---|---|---|---|---|---|"]
+    for timed in dict.fromkeys(s.config for s in steps if s.config.startswith("timed:")):
+        real = timed.split(" ", 1)[1]
+        for n in sorted({s.sessions for s in steps if s.config == timed}):
+            p = [s for s in steps if s.config == timed and s.sessions == n]
+            m = [s for s in steps if s.config == real and s.sessions == n]
+            if not p or not m:
+                continue
+            ps, ms = p[-1], m[-1]
+            ratios = []
+            for q in (50, 95):
+                pv, mv = ps.ttfa_ms(q), ms.ttfa_ms(q)
+                ratios.append("-" if not pv or not mv else f"{pv / mv:.2f}")
+            rows.append(f"| {real} | {n} | {_ms(ms.ttfa_ms(50))} / {_ms(ms.ttfa_ms(95))} | "
+                        f"{_ms(ps.ttfa_ms(50))} / {_ms(ps.ttfa_ms(95))} | {' / '.join(ratios)} | "
+                        f"{ms.underruns} / {ps.underruns} |")
+    return "\n".join(rows)
+
+
+def plot(steps: list[StepResult], path: Path, slo_ms: float) -> None:
+    """TTFA p95 and underruns against sessions, one line per configuration (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    for config in dict.fromkeys(s.config for s in steps):
+        mine = sorted((s for s in steps if s.config == config), key=lambda s: s.sessions)
+        xs = [s.sessions for s in mine]
+        top.plot(xs, [s.ttfa_ms(95) or float("nan") for s in mine], marker="o", label=config)
+        bottom.plot(xs, [s.underruns for s in mine], marker="o", label=config)
+    top.axhline(slo_ms, color="grey", linestyle="--", linewidth=1)
+    top.set_yscale("log")
+    top.set_ylabel(f"TTFA p95 (ms, per {mine[0].basis if steps else 'turn'})")
+    bottom.set_ylabel("underruns (turns' stalls > 50 ms)")
+    bottom.set_xlabel("LLM-paced sessions")
+    bottom.set_xscale("log", base=2)
+    top.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = exit_codes.Parser(prog="python -m loadtest.capacity", description=__doc__.split("\n\n")[0])
+    p = exit_codes.Parser(prog="python -m loadtest.capacity", description=__doc__.split("\n\n")[0],
+                          epilog="`python -m loadtest.capacity calibrate --help`: fit a timed-backend profile.")
     p.add_argument("--schedulers", nargs="+", default=["fifo", "round-robin", "deadline"],
-                   choices=["fifo", "round-robin", "deadline"])
+                   choices=list(SCHEDULERS))
     p.add_argument("--layouts", nargs="+", type=Layout.parse, default=[Layout(1, 2), Layout(2, 1)],
                    help="WORKERSxTHREADS, e.g. 1x2 (one worker, two intra-op threads) 2x1")
+    p.add_argument("--configs", nargs="+", metavar="SPEC",
+                   help="instead of --schedulers x --layouts: [onnx:|timed[=PROFILE]:]SCHEDULER[/WxT][/batchMS]"
+                        "[/whole], e.g. deadline/4x1/batch5 or timed=h200-eager:fifo/1x1/whole")
+    p.add_argument("--backend", choices=["onnx", "timed"], default="onnx",
+                   help="backend of configurations that name none (default onnx)")
+    p.add_argument("--timed-profile", metavar="NAME|PATH", help="profile of timed configurations that name none")
+    p.add_argument("--ttfa-basis", choices=["turn", "message"], default="turn",
+                   help="turn: from the LLM's first token (waits for the LLM too); message: from each "
+                        "message's send")
     p.add_argument("--sessions", nargs="+", type=int, default=[1, 2, 3, 4])
     p.add_argument("--seconds", type=float, default=40.0, help="length of one step")
     p.add_argument("--slo-ttfa-ms", type=float, default=2000.0)
     p.add_argument("--tokens-per-second", type=float, default=40.0)
     p.add_argument("--pause", type=float, default=1.0, help="seconds a listener waits before the next turn")
+    p.add_argument("--arrival", type=float, default=0.0, metavar="S",
+                   help="spread the sessions' first turns evenly over S seconds (default 0: all at once)")
     p.add_argument("--port-base", type=int, default=18600)
     p.add_argument("--json", type=Path, help="write every step's numbers here")
+    p.add_argument("--plot", type=Path, help="write a PNG of TTFA p95 and underruns against sessions here")
     p.add_argument("--log-dir", type=Path, default=Path("/tmp"))
     args = p.parse_args(argv)
-    if any(n < 1 for n in args.sessions) or args.seconds <= 0:
-        p.error("--sessions must be at least 1 and --seconds positive")
+    if any(n < 1 for n in args.sessions) or args.seconds <= 0 or not 0 <= args.arrival < args.seconds:
+        p.error("--sessions must be at least 1, --seconds positive and --arrival from 0 to below --seconds")
+    if args.backend == "timed" and not args.timed_profile and not args.configs:
+        p.error("--backend timed needs --timed-profile NAME|PATH")
+    try:
+        if args.configs:
+            args.configs = [Config.parse(c, args.backend, args.timed_profile) for c in args.configs]
+        else:
+            args.configs = [Config(s, layout, args.backend, args.timed_profile)
+                            for layout in args.layouts for s in args.schedulers]
+    except argparse.ArgumentTypeError as exc:
+        p.error(str(exc))
+    names = [c.name for c in args.configs]
+    if len(set(names)) != len(names):
+        p.error("two configurations are the same")
+    profiles = {c.profile for c in args.configs if c.profile}
+    for profile in profiles:  # a bad profile: one line now, not a container that dies later
+        error = _check_profile(profile)
+        if error:
+            p.error(error)
     return args
 
 
+def _check_profile(spec: str) -> str | None:
+    try:
+        from reference_container.synthesizers.timed_profile import ProfileError, load_profile
+    except ImportError:  # the load test installed without the container: the container will say it
+        return None
+    try:
+        load_profile(spec)
+    except ProfileError as exc:
+        return str(exc)
+    return None
+
+
+def _calibrate(argv: list[str]) -> int:
+    from bidi_tts_loadtest import calibrate
+
+    p = exit_codes.Parser(prog="python -m loadtest.capacity calibrate",
+                          description="Fit a timed-backend profile to a running container at one session.")
+    p.add_argument("--container-url", required=True, help="http://HOST:PORT of a running container")
+    p.add_argument("--out", type=Path, required=True, help="the profile JSON to write")
+    p.add_argument("--name", help="the profile's name (default: the file's stem)")
+    p.add_argument("--repeats", type=int, default=3, help="rounds over the calibration texts (after a warm-up round)")
+    p.add_argument("--first-clause-chars", type=int, default=0,
+                   help="the container's first-clause cut: 0 (the default) for a reference container started "
+                        "with --first-clause-chars 0, as a calibration should be; its default is 40")
+    p.add_argument("--tokens-per-char", type=float, default=calibrate.MISAKI_TOKENS_PER_CHAR,
+                   help="phoneme tokens per character used to state the fit per token")
+    args = p.parse_args(argv)
+    if not args.container_url.startswith(("http://", "https://")):
+        p.error("--container-url must start with http:// or https://")
+    if args.repeats < 1 or args.tokens_per_char <= 0:
+        p.error("--repeats must be at least 1 and --tokens-per-char positive")
+    if not args.out.parent.is_dir():
+        p.error(f"folder {str(args.out.parent)!r} does not exist")
+    try:
+        return calibrate.run(args.container_url, args.out, name=args.name or args.out.stem, repeats=args.repeats,
+                             first_clause_chars=args.first_clause_chars, tokens_per_char=args.tokens_per_char)
+    except (OSError, TransportError) as exc:
+        print(f"capacity calibrate: cannot reach {args.container_url}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return exit_codes.UNREACHABLE
+    except (TimeoutError, RuntimeError, ValueError) as exc:
+        print(f"capacity calibrate: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return exit_codes.RUN_FAILED
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["calibrate"]:
+        return _calibrate(argv[1:])
     args = _parse_args(argv)
-    combos = [(s, layout) for layout in args.layouts for s in args.schedulers]
-    containers = [Container(s, layout, args.port_base + i, args.log_dir) for i, (s, layout) in enumerate(combos)]
+    containers = [Container(c, args.port_base + i, args.log_dir) for i, c in enumerate(args.configs)]
     steps: list[StepResult] = []
     try:
         ready_by = time.monotonic() + 600
@@ -403,7 +621,8 @@ def main(argv: list[str] | None = None) -> int:
             for container in order:
                 step = measure_step(container.url, container.name, n, args.seconds,
                                     tokens_per_second=args.tokens_per_second, pause_s=args.pause,
-                                    read_sched=container.read_sched)
+                                    read_sched=container.read_sched, basis=args.ttfa_basis,
+                                    arrival_s=args.arrival)
                 steps.append(step)
                 cap = step.capacity
                 print(f"{container.name:>18} n={n} turns={len(step.turns)} ttfa p50/p95="
@@ -419,21 +638,28 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for container in containers:
             container.stop()
-    focus = tuple(n for n in (1, 2, 4) if n in args.sessions) or (min(args.sessions),)
+    counts = tuple(sorted(set(args.sessions)))
+    focus = counts if len(counts) <= 6 else (tuple(n for n in (1, 2, 4) if n in counts) or counts[:1])
+    print(f"# TTFA per {args.ttfa_basis}; load average 1m at the end: {os.getloadavg()[0]:.1f}")
     print()
     print(table(steps, args.slo_ttfa_ms, focus))
+    if any(c.backend == "timed" for c in args.configs) and any(c.backend == "onnx" for c in args.configs):
+        print()
+        print(compare_table(steps))
     print()
     print(decisions_table(steps, focus))
     print()
     print(demand_table(steps, args.slo_ttfa_ms, focus))
     if args.json:
-        payload = {"slo_ttfa_ms": args.slo_ttfa_ms, "cpus": os.cpu_count(),
+        payload = {"slo_ttfa_ms": args.slo_ttfa_ms, "cpus": os.cpu_count(), "ttfa_basis": args.ttfa_basis,
                    "steps": [{**asdict(s), "p50_ms": s.ttfa_ms(50), "p95_ms": s.ttfa_ms(95),
                               "ttfa_audible_ms": {"p50": s.ttfa_audible_ms(50), "p95": s.ttfa_audible_ms(95)},
                               "audio_per_wall_s": s.audio_per_wall_s, "busy": s.busy, "capacity": s.capacity,
                               "demand_ttfa0": s.demand(0.0), "demand_slo": s.demand(args.slo_ttfa_ms / 1000)}
                              for s in steps]}
         args.json.write_text(json.dumps(payload, indent=2))
+    if args.plot:
+        plot(steps, args.plot, args.slo_ttfa_ms)
     return 0
 
 

@@ -140,6 +140,31 @@ def serve(settings: Settings, sock: socket.socket) -> int:
     return EXIT_CANNOT_START if failed else 0
 
 
+def _main_timed(settings: Settings, list_voices: bool) -> int:
+    """The timed backend: check its profile (one line, exit 2) and serve Kokoro's voice names, no files."""
+    from reference_container.synthesizers.timed import KOKORO_ENGLISH_VOICES
+    from reference_container.synthesizers.timed_profile import ProfileError, load_profile
+
+    try:
+        profile = load_profile(settings.timed_profile or "")
+    except ProfileError as exc:
+        return _fail(EXIT_USAGE, str(exc))
+    if list_voices:
+        print(f"# {len(KOKORO_ENGLISH_VOICES)} voices (timed backend, profile {profile.name}: names only, "
+              f"no files); default {settings.default_voice}")
+        for name in sorted(KOKORO_ENGLISH_VOICES):
+            print(name)
+        return 0
+    if settings.default_voice not in KOKORO_ENGLISH_VOICES:
+        return _fail(EXIT_USAGE, f"--default-voice {settings.default_voice!r} is not one of Kokoro's English "
+                                 "voices (see --list-voices)")
+    try:
+        sock = bind_socket(settings.host, settings.port)
+    except ListenError as exc:
+        return _fail(EXIT_CANNOT_START, str(exc))
+    return serve(settings, sock)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse flags/env, check what can be checked without the model, then serve."""
     settings, ns = parse_args(argv)  # a usage error exits here: nothing heavy is imported yet
@@ -147,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     setup_logging(settings.log_level)
     set_offline_env()  # before anything imports huggingface_hub: no surprise network at start-up
+    if settings.backend == "timed":
+        return _main_timed(settings, ns.list_voices)
     try:
         catalog = assets.voice_catalog(
             settings.voices_dir, allow_hub=may_use_hub(settings), default_voice=settings.default_voice

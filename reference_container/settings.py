@@ -17,7 +17,7 @@ from typing import Any, Literal, NoReturn
 from bidi_tts import protocol
 from reference_container.policies import Policy
 
-Backend = Literal["auto", "onnx", "torch"]
+Backend = Literal["auto", "onnx", "torch", "timed"]
 Device = Literal["auto", "cpu", "cuda"]
 
 
@@ -38,7 +38,8 @@ class Settings:
     synth_workers: int = 1
     scheduler: str = "deadline"
     deadline_margin_s: float = 0.5
-    batch_window_ms: float = 0.0  # torch route: 0 runs each model call alone
+    batch_window_ms: float = 0.0  # torch and timed routes: 0 runs each model call alone
+    timed_profile: str | None = None  # timed backend: a shipped profile's name or a JSON file
     onnx_threads: int = 0  # 0: one per CPU core
     default_voice: str = protocol.DEFAULT_VOICE
     first_clause_chars: int = 40
@@ -153,9 +154,14 @@ _LOG_LEVELS = ("debug", "info", "warning", "error")
 OPTIONS: tuple[_Option, ...] = (
     _Option("--host", "host", "HOST", str, "address to listen on (0.0.0.0: every interface)"),
     _Option("--port", "port", "PORT", _int_range(1, 65535, "a port number"), "port to listen on"),
-    _Option("--backend", "backend", "KOKORO_BACKEND", _choice(("auto", "onnx", "torch")),
-            "synthesizer: torch (GPU/production), onnx (int8, CPU) or auto (torch when CUDA and local "
-            "torch weights are present, else onnx)", "{auto,onnx,torch}"),
+    _Option("--backend", "backend", "KOKORO_BACKEND", _choice(("auto", "onnx", "torch", "timed")),
+            "synthesizer: torch (GPU/production), onnx (int8, CPU), auto (torch when CUDA and local "
+            "torch weights are present, else onnx), or timed (simulation: waits the time a "
+            "--timed-profile predicts and returns a tone of the predicted length; no model files)",
+            "{auto,onnx,torch,timed}"),
+    _Option("--timed-profile", "timed_profile", "TIMED_PROFILE", str,
+            "timed backend: a shipped profile (h200-eager, cpu-onnx-2core) or a profile JSON file "
+            "(docs/capacity.md)", "NAME|PATH", "none; required with --backend timed"),
     _Option("--device", "device", "KOKORO_DEVICE", _choice(("auto", "cpu", "cuda")),
             "device for the torch backend", "{auto,cpu,cuda}"),
     _Option("--voices-dir", "voices_dir", "KOKORO_VOICES_DIR", _folder(must_exist=True),
@@ -181,7 +187,7 @@ OPTIONS: tuple[_Option, ...] = (
     _Option("--deadline-margin", "deadline_margin_s", "DEADLINE_MARGIN_S", _seconds(positive=False),
             "seconds of unplayed audio the deadline scheduler keeps in hand", "S"),
     _Option("--batch-window-ms", "batch_window_ms", "BATCH_WINDOW_MS", _seconds(positive=False, high=1000),
-            "torch backend: batch the workers' model calls, waiting at most this long for a batch to "
+            "torch and timed backends: batch the workers' model calls, waiting at most this long for a batch to "
             "fill (0: off)", "MS"),
     _Option("--onnx-threads", "onnx_threads", "ONNX_THREADS", _int_range(0),
             "onnxruntime intra-op threads (0: one per CPU core)", "N"),
@@ -251,7 +257,10 @@ def parse_args(
                 values[opt.field] = opt.convert(env[opt.env])
             except (argparse.ArgumentTypeError, ValueError) as exc:
                 parser.error(f"environment variable {opt.env}: {exc}")
-    return Settings(**values, warmup=not ns.no_warmup), ns
+    settings = Settings(**values, warmup=not ns.no_warmup)
+    if settings.backend == "timed" and not settings.timed_profile:
+        parser.error("--backend timed needs --timed-profile NAME|PATH (e.g. h200-eager)")
+    return settings, ns
 
 
 def parse_settings(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Settings:

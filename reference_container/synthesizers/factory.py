@@ -45,6 +45,12 @@ def build_synthesizer(settings: Settings) -> Synthesizer:
     """The synthesizer the settings ask for (not loaded yet)."""
     backend = choose_backend(settings)
     log.info("event=backend_chosen requested=%s backend=%s", settings.backend, backend)
+    if backend == "timed":
+        from reference_container.synthesizers.timed import TimedSynthesizer
+        from reference_container.synthesizers.timed_profile import load_profile
+
+        return TimedSynthesizer(load_profile(settings.timed_profile or ""), workers=settings.synth_workers,
+                                batch_window_ms=settings.batch_window_ms)
     if backend == "torch":
         return TorchKokoro(
             voices_dir=settings.voices_dir, weights_dir=settings.weights_dir, cache_dir=settings.cache_dir,

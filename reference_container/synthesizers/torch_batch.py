@@ -19,6 +19,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,13 +77,30 @@ def batched_forward(model: Any, calls: list[ModelCall]) -> list[Any]:
     return outputs
 
 
-class Batcher:
-    """Gathers model calls from worker threads into batches of at most `max_batch`, waiting `window_s`."""
+def _torch_forward(model: Any) -> Callable[[list[ModelCall]], list[Any]]:
+    def forward(batch: list[ModelCall]) -> list[Any]:
+        import torch
 
-    def __init__(self, model: Any, *, window_s: float, max_batch: int) -> None:
+        with torch.inference_mode():
+            return batched_forward(model, batch)
+
+    return forward
+
+
+class Batcher:
+    """Gathers model calls from worker threads into batches of at most `max_batch`, waiting `window_s`.
+
+    `forward` runs one batch (a result per call, in order); by default :func:`batched_forward` on
+    `model` under ``torch.inference_mode``. The timed synthesizer passes its own, so both backends
+    batch through this one class.
+    """
+
+    def __init__(self, model: Any, *, window_s: float, max_batch: int,
+                 forward: Callable[[list[ModelCall]], list[Any]] | None = None) -> None:
         if window_s < 0 or max_batch < 1:
             raise ValueError("window_s must be >= 0 and max_batch >= 1")
         self.model = model
+        self._forward = forward or _torch_forward(model)
         self.window_s = window_s
         self.max_batch = max_batch
         self.batch_sizes: list[int] = []
@@ -96,8 +114,6 @@ class Batcher:
         return call.result.result()
 
     def _loop(self) -> None:
-        import torch
-
         while True:
             batch = [self._calls.get()]
             closes_at = time.perf_counter() + self.window_s
@@ -109,8 +125,7 @@ class Batcher:
                     break
             self.batch_sizes.append(len(batch))
             try:
-                with torch.inference_mode():
-                    outputs = batched_forward(self.model, batch)
+                outputs = self._forward(batch)
             except Exception as exc:  # every caller sees the failure; the scheduler logs it
                 for call in batch:
                     call.result.set_exception(exc)

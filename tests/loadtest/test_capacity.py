@@ -98,3 +98,77 @@ def test_turn_audible_ttfa_plays_the_whole_turn() -> None:
     s = StepResult("x", 1, 10.0, [sample, TurnSample(0.4, 0, 1.0, 0, 0.45)])
     assert s.ttfa_audible_ms(50) == pytest.approx((800 + 50 / 24 + 450) / 2)
     assert "| x | 0 | 450 / 495 | - | - | 626 / 784 | - | - |" in table([s], 2000.0)  # held 0: unfinished turns
+
+
+def test_config_specs() -> None:
+    from bidi_tts_loadtest.capacity import Config
+
+    plain = Config.parse("deadline")
+    assert plain.name == "deadline 1x2" and "--onnx-threads" in plain.args() and "--max-queue" in plain.args()
+    batched = Config.parse("timed=h200-eager:deadline/16x1/batch10")
+    assert batched.name == "timed:h200-eager deadline 16x1 batch10"
+    args = batched.args()
+    assert args[args.index("--batch-window-ms") + 1] == "10" and args[args.index("--synth-workers") + 1] == "16"
+    assert "--onnx-threads" not in args and args[args.index("--timed-profile") + 1] == "h200-eager"
+    baseline = Config.parse("fifo/1x1/whole", backend="timed", profile="p.json")
+    assert baseline.name == "timed:p fifo 1x1 whole"
+    assert baseline.args()[-2:] == ["--first-clause-chars", "0"]
+    for bad, why in (("lifo", "scheduler"), ("timed:deadline", "needs a profile"), ("gpu:fifo", "backend"),
+                     ("deadline/batchx", "batchMS"), ("deadline/3", "WORKERSxTHREADS")):
+        with pytest.raises(argparse.ArgumentTypeError, match=why):
+            Config.parse(bad)
+
+
+def test_message_basis_and_the_predicted_against_measured_table() -> None:
+    from bidi_tts_loadtest.capacity import compare_table
+
+    def with_messages(config: str, ms: list[float], underruns: int = 0) -> StepResult:
+        turns = [TurnSample(2.0, underruns, 10.0, 0, message_ttfa_s=[m / 1000 for m in ms])]
+        return StepResult(config, 2, 30.0, turns, 1.0, 1.0, {}, 1.0, "message")
+
+    real = with_messages("deadline 1x2", [100.0] * 19 + [1000.0], underruns=2)
+    assert real.ttfa_ms(50) == pytest.approx(100.0) and real.ttfa_ms(95) > 100.0
+    assert step("x", 1, ttfa=2.0).ttfa_ms(50) == pytest.approx(2000.0)  # the turn basis stays the default
+    predicted = with_messages("timed:cpu deadline 1x2", [110.0] * 20)
+    rows = compare_table([real, predicted]).splitlines()
+    assert len(rows) == 3 and rows[2].startswith("| deadline 1x2 | 2 | 100 / ")
+    assert "| 1.10 / " in rows[2] and rows[2].endswith("| 2 / 0 |")
+
+
+def test_bad_profile_is_one_line_before_any_container_starts() -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "loadtest.capacity", "--configs", "timed=nope:deadline"],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 4 and "unknown timed profile 'nope'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_a_step_against_a_timed_container_measures_turns_messages_and_decisions(tmp_path) -> None:
+    """End to end on the timed backend (no model): the capacity path that used to need real Kokoro."""
+    import json
+    import os
+
+    from bidi_tts_loadtest.capacity import measure_step
+    from tests.container.timed_server import timed_container
+
+    known = {"tokens_per_char": 1.0, "g2p_fixed_ms": 0.0, "g2p_per_char_ms": 0.0, "call_fixed_ms": 150.0,
+             "call_per_token_ms": 0.0, "audio_s_per_token": 0.05}
+    (tmp_path / "p.json").write_text(json.dumps(known))
+    stats = tmp_path / "stats.json"
+    os.environ["SCHEDULER_STATS_FILE"] = str(stats)
+    try:
+        with timed_container(str(tmp_path / "p.json"), "--no-warmup") as url:
+            def read() -> dict:
+                return json.loads(stats.read_text()) if stats.exists() else {}
+
+            result = measure_step(url, "timed", 2, 2.0, tokens_per_second=200.0, pause_s=0.2, read_sched=read,
+                                  basis="message", arrival_s=0.5)
+    finally:
+        del os.environ["SCHEDULER_STATS_FILE"]
+    assert result.turns and not result.errors
+    # Every unit costs 150 ms, so no message's first audio can come sooner; and the scheduler counted picks.
+    assert 150 <= result.ttfa_ms(50) < 2000
+    assert result.sched["picks"] >= len(result.turns)

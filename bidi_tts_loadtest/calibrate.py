@@ -1,0 +1,191 @@
+"""Fit a timed-backend profile to a running container: one session, a spread of sentence lengths.
+
+    uv run python -m loadtest.capacity calibrate --container-url http://127.0.0.1:8080 --out my.json
+
+Each message is sent alone and waited for, so nothing queues. Its first audio leaves when its first
+unit is synthesized (units: sentences, the first cut at a clause when the container does that; the
+reference container's plan is replayed with :mod:`bidi_tts.chunker`), so per message
+
+- time to first audio = fixed + per_char * chars(first unit)   (+ one frame's transfer)
+- audio seconds       = audio_per_char * chars   (one rate over all the texts)
+
+Least squares over every message gives the numbers. The completion time is not used: it also holds
+the transfer of the last unit's audio, which grows with the audio and would pass for model cost.
+Start the reference container with ``--first-clause-chars 0`` for a calibration (else every first
+unit is 40 characters or less and the lengths do not spread); give ``--first-clause-chars N`` here
+when the container cuts. The profile states the fit per phoneme token through ``tokens_per_char``
+(misaki's English G2P makes about 1.07 tokens per character of the load test's corpus), so fixed cost
+and per-token cost read as Kokoro's. From outside, the G2P and the model call are one cost: the fit
+puts both in the call (``g2p_*`` are 0). One session cannot see how concurrent calls share the
+device: ``throughput_by_concurrency`` stays {1: 1.0}.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bidi_tts.chunker import first_clause_split, split_sentences
+from bidi_tts.protocol import DEFAULT_SAMPLE_RATE, SynthesizeRequest
+from bidi_tts.session import ClientSession
+from bidi_tts.transports.base import TransportTimeout
+from bidi_tts.transports.websocket_sync import SyncWebSocketTransport
+from bidi_tts_loadtest.corpus import load_answers
+
+# misaki 0.9.4 (en-US) phoneme tokens per character over the sentences of bidi_tts_loadtest/answers.txt
+MISAKI_TOKENS_PER_CHAR = 1.07
+BYTES_PER_S = 2 * DEFAULT_SAMPLE_RATE
+
+
+def calibration_texts(count: int = 10) -> list[str]:
+    """Sentences of the load test's corpus at evenly spaced lengths, and two messages of several
+    sentences. Only real sentences: plain word lists speak without the pauses of punctuation and
+    pulled the fitted audio per character down (and the per-unit audio up)."""
+    sentences = sorted({s for answer in load_answers() for s in split_sentences(answer)}, key=lambda s: (len(s), s))
+    picks = [sentences[round(i * (len(sentences) - 1) / (count - 1))] for i in range(count)]
+    return [*picks, f"{picks[1]} {picks[5]} {picks[8]}", f"{picks[3]} {picks[6]} {picks[2]} {picks[9]}"]
+
+
+def plan_units(text: str, first_clause_chars: int = 0) -> list[str]:
+    """The reference container's units of one message (:mod:`reference_container.segments`)."""
+    sentences = [s for s in (split_sentences(text) or [text]) if s.strip()]
+    if sentences and first_clause_chars > 0 and (split := first_clause_split(sentences[0], first_clause_chars)):
+        return [*split, *sentences[1:]]
+    return sentences
+
+
+@dataclass(slots=True)
+class Observation:
+    units: list[int]  # characters per unit
+    ttfa_s: float
+    audio_s: float
+
+
+@dataclass(slots=True)
+class Fit:
+    fixed_s: float
+    per_char_s: float
+    audio_s_per_char: float
+    audio_fixed_s: float
+    latency_error: float  # root-mean-square relative error of the predicted times
+    audio_error: float
+
+    def profile(self, name: str, source: str, tokens_per_char: float = MISAKI_TOKENS_PER_CHAR) -> dict[str, Any]:
+        """A timed-backend profile (JSON-ready) from this fit."""
+        return {
+            "name": name,
+            "description": "fitted by `python -m loadtest.capacity calibrate` at one session",
+            "source": source,
+            "tokens_per_char": tokens_per_char,
+            "g2p_fixed_ms": 0.0,
+            "g2p_per_char_ms": 0.0,
+            "call_fixed_ms": round(1000 * self.fixed_s, 3),
+            "call_per_token_ms": round(1000 * self.per_char_s / tokens_per_char, 4),
+            "audio_s_per_token": round(self.audio_s_per_char / tokens_per_char, 5),
+            "max_tokens_per_call": 510,
+            "audio_s_per_call": round(max(self.audio_fixed_s, 0.0), 4),
+            "throughput_by_concurrency": {"1": 1.0},
+            "batch_shared_fraction": 0.0,
+            "g2p_on_device": False,
+            "fit": {"latency_rms_rel_error": round(self.latency_error, 4),
+                    "audio_rms_rel_error": round(self.audio_error, 4)},
+        }
+
+
+def _lstsq2(rows: list[tuple[float, float]], ys: list[float]) -> tuple[float, float]:
+    """Least squares for y = a*x0 + b*x1 (normal equations; two unknowns)."""
+    s00 = sum(r[0] * r[0] for r in rows)
+    s01 = sum(r[0] * r[1] for r in rows)
+    s11 = sum(r[1] * r[1] for r in rows)
+    t0 = sum(r[0] * y for r, y in zip(rows, ys, strict=True))
+    t1 = sum(r[1] * y for r, y in zip(rows, ys, strict=True))
+    det = s00 * s11 - s01 * s01
+    if abs(det) < 1e-12:
+        raise ValueError("calibration texts do not spread enough to fit")
+    return (t0 * s11 - t1 * s01) / det, (s00 * t1 - s01 * t0) / det
+
+
+def _rms_rel(pred: list[float], meas: list[float]) -> float:
+    pairs = [(p, m) for p, m in zip(pred, meas, strict=True) if m > 0]
+    return math.sqrt(sum(((p - m) / m) ** 2 for p, m in pairs) / len(pairs)) if pairs else 0.0
+
+
+def fit(observations: list[Observation]) -> Fit:
+    """Least-squares fit of fixed + per-char cost per unit and audio per char (see the module doc)."""
+    rows: list[tuple[float, float]] = []
+    ys: list[float] = []
+    for o in observations:
+        rows.append((1.0, float(o.units[0])))
+        ys.append(o.ttfa_s)
+    fixed, per_char = _lstsq2(rows, ys)
+    # Audio: one rate through the origin (seconds per character over all the texts). A per-unit
+    # term fitted beside it was unstable (0.57 s, then 1.42 s per unit from texts 10-92 characters
+    # long): Kokoro's speech is not linear in characters plus a constant per call.
+    chars = sum(sum(o.units) for o in observations)
+    audio_per_char = sum(o.audio_s for o in observations) / chars if chars else 0.0
+    if audio_per_char <= 0:
+        raise ValueError("the container made no audio: cannot fit")
+    pred = [fixed * r[0] + per_char * r[1] for r in rows]
+    audio_pred = [audio_per_char * sum(o.units) for o in observations]
+    return Fit(max(fixed, 0.0), max(per_char, 0.0), audio_per_char, 0.0,
+               _rms_rel(pred, ys), _rms_rel(audio_pred, [o.audio_s for o in observations]))
+
+
+def measure(url: str, texts: list[str], repeats: int, *, first_clause_chars: int = 0, timeout_s: float = 60.0,
+            progress: Callable[[str], None] = lambda _: None) -> list[Observation]:
+    """Send each text alone, `repeats` times, over one session; TTFA, completion and audio of each."""
+    transport = SyncWebSocketTransport.open(url)
+    session = ClientSession()
+    out: list[Observation] = []
+    try:
+        for r in range(repeats + 1):  # the first round warms the container up and is dropped
+            for i, text in enumerate(texts):
+                request = SynthesizeRequest(text=text, request_id=f"cal-{r}-{i}")
+                payload = session.synthesize(request, at=time.perf_counter())
+                record = session.records[request.request_id]
+                record.sent_at = transport.send(payload)
+                deadline = time.perf_counter() + timeout_s
+                while not record.done:
+                    if time.perf_counter() > deadline:
+                        raise TimeoutError(f"no answer to a calibration message within {timeout_s:.0f} s")
+                    try:
+                        frame = transport.receive(timeout=max(0.01, deadline - time.perf_counter()))
+                    except TransportTimeout:
+                        continue
+                    session.receive_frame(frame)
+                if record.error_code is not None:
+                    raise RuntimeError(f"the container answered error {record.error_code!r}")
+                if r == 0 or record.first_audio_at is None or record.completed_at is None:
+                    continue
+                out.append(Observation([len(u) for u in plan_units(text, first_clause_chars)],
+                                       record.first_audio_at - record.sent_at, record.audio_bytes / BYTES_PER_S))
+            if r:
+                progress(f"round {r}/{repeats}: {len(out)} messages measured")
+    finally:
+        transport.close()
+    return out
+
+
+def run(url: str, out_path: Path, *, name: str, repeats: int, first_clause_chars: int,
+        tokens_per_char: float, print_fn: Callable[[str], None] = print) -> int:
+    """The `calibrate` command: measure, fit, print the fit's error, write the profile."""
+    texts = calibration_texts()
+    observations = measure(url, texts, repeats, first_clause_chars=first_clause_chars, progress=print_fn)
+    result = fit(observations)
+    source = (f"{url} at one session, {len(observations)} messages of {min(map(len, texts))}-"
+              f"{max(map(len, texts))} characters, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
+    profile = result.profile(name, source, tokens_per_char)
+    out_path.write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
+    print_fn(f"fit: unit cost = {1000 * result.fixed_s:.1f} ms + {1000 * result.per_char_s:.3f} ms/char "
+             f"({profile['call_per_token_ms']} ms/token); audio = {result.audio_s_per_char:.4f} s/char "
+             f"({profile['audio_s_per_token']} s/token)")
+    print_fn(f"fit error (rms, relative): latency {100 * result.latency_error:.1f}%, "
+             f"audio {100 * result.audio_error:.1f}%")
+    print_fn(f"wrote {out_path}")
+    return 0

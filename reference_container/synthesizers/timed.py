@@ -1,0 +1,138 @@
+"""A synthesizer that takes the time a profile predicts and returns audio of the predicted length.
+
+``--backend timed --timed-profile NAME|PATH``: simulation, for capacity planning without the device.
+It sits behind the same seam as the real backends, so every unit goes through the same scheduler,
+workers, deadlines and (with ``--batch-window-ms``) the same :class:`~.torch_batch.Batcher` as on
+the real model; only the model call is replaced by a wait of the profile's predicted length
+(:mod:`.timed_profile`).
+
+- Tokens: estimated from characters (``tokens_per_char``, calibrated against misaki); the real G2P
+  is not imported, so the backend starts in a second with no model files. Its cost is the profile's
+  ``g2p_*`` wait.
+- Concurrency: :class:`SharedDevice` is processor sharing with the profile's throughput curve: with
+  k calls running, each advances at throughput(k)/k of its solo speed, re-evaluated whenever a call
+  starts or ends (the H200 measurements: 1.38x one call's throughput at 4, 0.70x at 16).
+- Batches: one pass of k units costs ``call(n_max) * (s + (1 - s) k)`` (``batch_shared_fraction``).
+- Audio: a quiet 200 Hz tone (-20 dBFS, so a listener measuring audible samples hears it) of the
+  predicted duration, one chunk per model call, as the real backends yield.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from reference_container.synthesizers.timed_profile import Profile
+from reference_container.synthesizers.torch_batch import Batcher, ModelCall
+
+log = logging.getLogger(__name__)
+
+# Kokoro-82M's English voices: the timed backend accepts the real model's names, needing no files.
+KOKORO_ENGLISH_VOICES = frozenset(
+    "af_alloy af_aoede af_bella af_heart af_jessica af_kore af_nicole af_nova af_river af_sarah af_sky "
+    "am_adam am_echo am_eric am_fenrir am_liam am_michael am_onyx am_puck am_santa bf_alice bf_emma "
+    "bf_isabella bf_lily bm_daniel bm_fable bm_george bm_lewis".split()
+)
+TONE_HZ = 200.0  # a whole number of periods per second at 24 kHz, so one second of it tiles
+TONE_AMPLITUDE = 0.1  # -20 dBFS
+
+
+class SharedDevice:
+    """Processor sharing: :meth:`run` blocks for `work_s` of solo work, slowed while others run too."""
+
+    def __init__(self, throughput: Callable[[int], float], clock: Callable[[], float] = time.perf_counter) -> None:
+        self._throughput = throughput
+        self._clock = clock
+        self._cond = threading.Condition()
+        self.active = 0
+        self.busy_s = 0.0  # wall time with at least one call running
+
+    def _rate(self, k: int) -> float:
+        return self._throughput(k) / k
+
+    def run(self, work_s: float) -> None:
+        if work_s <= 0:
+            return
+        with self._cond:
+            self.active += 1
+            self._cond.notify_all()  # the others slow down from now
+            remaining = work_s
+            last = self._clock()
+            try:
+                while True:
+                    rate = self._rate(self.active)
+                    if remaining <= 1e-6:
+                        break
+                    self._cond.wait(remaining / rate)
+                    now = self._clock()
+                    remaining -= (now - last) * rate
+                    last = now
+            finally:
+                self.active -= 1
+                self._cond.notify_all()
+
+
+@functools.cache
+def _second_of_tone(sample_rate: int) -> np.ndarray:
+    t = np.arange(sample_rate, dtype=np.float64) / sample_rate
+    return (TONE_AMPLITUDE * np.sin(2 * np.pi * TONE_HZ * t)).astype(np.float32)
+
+
+def tone(seconds: float, sample_rate: int) -> np.ndarray:
+    """`seconds` of the tone, tiled from one cached second (a copy, no sine per sample: cheap)."""
+    return np.resize(_second_of_tone(sample_rate), max(1, round(seconds * sample_rate)))
+
+
+class TimedSynthesizer:
+    """Synthesizer seam implemented by waiting: see the module docstring."""
+
+    name = "timed"
+    sample_rate = 24_000
+
+    def __init__(self, profile: Profile, *, workers: int = 1, batch_window_ms: float = 0.0,
+                 clock: Callable[[], float] = time.perf_counter, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.profile = profile
+        self.device = SharedDevice(profile.throughput, clock)
+        self._sleep = sleep
+        self._workers = max(1, workers)
+        self.batch_window_ms = batch_window_ms
+        self.batcher: Batcher | None = None
+        self.calls = 0
+
+    @property
+    def voices(self) -> frozenset[str]:
+        return KOKORO_ENGLISH_VOICES
+
+    def load(self) -> None:
+        if self.batch_window_ms > 0:
+            self.batcher = Batcher(None, window_s=self.batch_window_ms / 1000, max_batch=self._workers,
+                                   forward=self._forward)
+        log.info("event=model_loaded backend=timed profile=%s source=%r batch_window_ms=%s "
+                 "message=\"simulation: synthesis times and audio lengths come from the profile\"",
+                 self.profile.name, self.profile.source[:80], self.batch_window_ms)
+
+    def _forward(self, batch: list[ModelCall]) -> list[Any]:
+        """One batched pass (the Batcher's thread): every unit's tokens ride in `ref_s`."""
+        self.device.run(self.profile.batch_s([int(c.ref_s) for c in batch]))
+        return [None] * len(batch)
+
+    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[np.ndarray]:
+        profile = self.profile
+        g2p_s = profile.g2p_s(text)
+        if profile.g2p_on_device:
+            self.device.run(g2p_s)
+        else:
+            self._sleep(g2p_s)
+        for tokens in profile.split_tokens(profile.tokens(text)):
+            if self.batcher is not None:
+                self.batcher(text, tokens, speed)
+            else:
+                self.device.run(profile.call_s(tokens))
+            self.calls += 1
+            yield tone(profile.audio_s(tokens, speed), self.sample_rate)

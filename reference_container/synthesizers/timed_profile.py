@@ -1,0 +1,171 @@
+"""Timing profiles of the timed synthesizer: what one model call costs and how much audio it makes.
+
+A profile is a small JSON object (shipped ones live in ``reference_container/profiles/NAME.json``;
+any other is given by path). Every cost is wall time on the device it was measured on:
+
+- ``tokens_per_char``: phoneme tokens per character of English text (an estimator calibrated
+  against misaki's G2P; the timed backend does not import misaki, so it starts in a second);
+- ``g2p_fixed_ms``, ``g2p_per_char_ms``: the G2P's cost per unit (text to phonemes);
+- ``call_fixed_ms``, ``call_per_token_ms``: one model call of n tokens takes fixed + per_token * n;
+- ``audio_s_per_token``, ``audio_s_per_call``: seconds of audio per token, and per model call (the
+  pauses Kokoro puts at the ends of what it speaks), at speed 1;
+- ``max_tokens_per_call``: a unit longer than this is split into several calls (Kokoro: 510);
+- ``throughput_by_concurrency``: {k: device throughput with k calls running at once, relative to
+  one}: each of k concurrent calls advances at throughput(k) / k of its solo speed; linear between
+  the given k, held flat beyond the last;
+- ``batch_shared_fraction``: a batched forward pass of k units, the longest n tokens, costs
+  ``call(n) * (s + (1 - s) * k)``: the share s is paid once per batch, the rest per unit;
+- ``g2p_on_device``: true when the G2P competes with the model for the same processor (the CPU
+  container: onnxruntime and the G2P share the cores), so it counts as device work;
+- ``name``, ``description``, ``source``: what it is and where its numbers come from.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+PROFILE_SUFFIX = ".json"
+_NUMBERS = ("tokens_per_char", "g2p_fixed_ms", "g2p_per_char_ms", "call_fixed_ms", "call_per_token_ms",
+            "audio_s_per_token")
+
+
+class ProfileError(Exception):
+    """A profile that cannot be used; the message is one line for people."""
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """The cost model of one device and model; see the module docstring for the fields."""
+
+    name: str
+    tokens_per_char: float
+    g2p_fixed_ms: float
+    g2p_per_char_ms: float
+    call_fixed_ms: float
+    call_per_token_ms: float
+    audio_s_per_token: float
+    max_tokens_per_call: int = 510
+    audio_s_per_call: float = 0.0
+    throughput_by_concurrency: dict[int, float] = field(default_factory=lambda: {1: 1.0})
+    batch_shared_fraction: float = 0.0
+    g2p_on_device: bool = False
+    description: str = ""
+    source: str = ""
+
+    def tokens(self, text: str) -> int:
+        """Estimated phoneme tokens of `text` (at least 1)."""
+        return max(1, round(len(text.strip()) * self.tokens_per_char))
+
+    def g2p_s(self, text: str) -> float:
+        return (self.g2p_fixed_ms + self.g2p_per_char_ms * len(text)) / 1000
+
+    def call_s(self, tokens: int) -> float:
+        """Seconds of one model call of `tokens` tokens, alone on the device."""
+        return (self.call_fixed_ms + self.call_per_token_ms * tokens) / 1000
+
+    def batch_s(self, tokens: list[int]) -> float:
+        """Seconds of one batched forward pass over units of these token counts."""
+        s = self.batch_shared_fraction
+        return self.call_s(max(tokens)) * (s + (1 - s) * len(tokens))
+
+    def audio_s(self, tokens: int, speed: float) -> float:
+        """Seconds of audio of one model call of `tokens` tokens."""
+        return (self.audio_s_per_call + tokens * self.audio_s_per_token) / max(speed, 1e-3)
+
+    def split_tokens(self, tokens: int) -> list[int]:
+        """Token counts of the model calls of one unit (each at most `max_tokens_per_call`)."""
+        calls = math.ceil(tokens / self.max_tokens_per_call)
+        base, extra = divmod(tokens, calls)
+        return [base + (1 if i < extra else 0) for i in range(calls)]
+
+    def throughput(self, k: int) -> float:
+        """Device throughput with `k` calls running at once, relative to one call alone."""
+        points = sorted(self.throughput_by_concurrency.items())
+        if k <= points[0][0]:
+            return points[0][1]
+        for (k0, t0), (k1, t1) in itertools.pairwise(points):
+            if k <= k1:
+                return t0 + (t1 - t0) * (k - k0) / (k1 - k0)
+        return points[-1][1]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "source": self.source,
+                **{k: getattr(self, k) for k in _NUMBERS},
+                "max_tokens_per_call": self.max_tokens_per_call, "audio_s_per_call": self.audio_s_per_call,
+                "throughput_by_concurrency": {str(k): v for k, v in sorted(self.throughput_by_concurrency.items())},
+                "batch_shared_fraction": self.batch_shared_fraction, "g2p_on_device": self.g2p_on_device}
+
+
+def shipped_profiles() -> list[str]:
+    """Names of the profiles shipped in the package."""
+    folder = resources.files("reference_container") / "profiles"
+    return sorted(p.name[: -len(PROFILE_SUFFIX)] for p in folder.iterdir() if p.name.endswith(PROFILE_SUFFIX))
+
+
+def _number(data: dict[str, Any], key: str, where: str, *, positive: bool = False) -> float:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ProfileError(f"profile {where}: {key!r} must be a number")
+    if value < 0 or (positive and value == 0):
+        raise ProfileError(f"profile {where}: {key!r} must be {'positive' if positive else 'non-negative'}")
+    return float(value)
+
+
+def parse_profile(data: object, where: str) -> Profile:
+    """A Profile from decoded JSON; ProfileError naming the first bad field."""
+    if not isinstance(data, dict):
+        raise ProfileError(f"profile {where}: expected a JSON object")
+    missing = [k for k in _NUMBERS if k not in data]
+    if missing:
+        raise ProfileError(f"profile {where}: missing {', '.join(missing)}")
+    numbers = {k: _number(data, k, where, positive=k in ("tokens_per_char", "audio_s_per_token")) for k in _NUMBERS}
+    max_tokens = data.get("max_tokens_per_call", 510)
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ProfileError(f"profile {where}: 'max_tokens_per_call' must be a positive integer")
+    raw = data.get("throughput_by_concurrency", {"1": 1.0})
+    try:
+        curve = {int(k): float(v) for k, v in dict(raw).items()}
+    except (TypeError, ValueError):
+        raise ProfileError(f"profile {where}: 'throughput_by_concurrency' must map integers to numbers") from None
+    if not curve or any(k < 1 or not (v > 0 and math.isfinite(v)) for k, v in curve.items()):
+        raise ProfileError(f"profile {where}: 'throughput_by_concurrency' needs k >= 1 and positive throughputs")
+    shared = data.get("batch_shared_fraction", 0.0)
+    if isinstance(shared, bool) or not isinstance(shared, (int, float)) or not 0 <= shared <= 1:
+        raise ProfileError(f"profile {where}: 'batch_shared_fraction' must be a number from 0 to 1")
+    per_call = _number(data, "audio_s_per_call", where) if "audio_s_per_call" in data else 0.0
+    name = data.get("name", Path(where).stem)
+    return Profile(name=str(name), **numbers, max_tokens_per_call=max_tokens, audio_s_per_call=per_call,
+                   throughput_by_concurrency=curve,
+                   batch_shared_fraction=float(shared), g2p_on_device=bool(data.get("g2p_on_device", False)),
+                   description=str(data.get("description", "")), source=str(data.get("source", "")))
+
+
+def load_profile(spec: str) -> Profile:
+    """A shipped profile by name, or a profile file by path; ProfileError (one line) when it cannot be."""
+    looks_like_path = "/" in spec or spec.endswith(PROFILE_SUFFIX)
+    if looks_like_path:
+        path = Path(spec).expanduser()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ProfileError(f"profile file {str(path)!r} does not exist") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ProfileError(f"profile file {str(path)!r} cannot be read ({type(exc).__name__})") from None
+        where = str(path)
+    else:
+        if spec not in shipped_profiles():
+            raise ProfileError(f"unknown timed profile {spec!r}: shipped ones are {', '.join(shipped_profiles())} "
+                               "(or give a path to a .json file)")
+        text = (resources.files("reference_container") / "profiles" / f"{spec}{PROFILE_SUFFIX}").read_text("utf-8")
+        where = spec
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ProfileError(f"profile {where}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    return parse_profile(data, where)
