@@ -99,7 +99,8 @@ async def consistent_totals(ctx: CaseContext) -> Outcome:
     if reply.completed is None:
         code = reply.error.code if reply.error else None
         raise CaseFailed(f"a valid message was refused with error {code or '(no code)'}",
-                         expected="synthesis_complete", actual=f"error {code}")
+                         expected="synthesis_complete",
+                         actual=f"error {code or '(no code)'}" if reply.error else "no synthesis_complete")
     reported = reply.completed.audio_bytes_reported
     if reported != len(reply.audio):
         shown = "no integer audio_bytes" if reported is None else f"audio_bytes={reported}"
@@ -139,7 +140,7 @@ async def _first_audio_s(conv: Conversation, text: str, *, read_to_end: bool) ->
     reply = await conv.wait_answer(rid)
     if reply.error is not None:
         raise CaseFailed(f"a valid message was refused with error {reply.error.code or '(no code)'}",
-                         expected="synthesis", actual=f"error {reply.error.code}")
+                         expected="synthesis", actual=f"error {reply.error.code or '(no code)'}")
     await conv.pump_until(lambda: bool(reply.audio) or reply.record.done)
     if reply.record.ttfa_s is None:
         raise CaseFailed("no audio", expected="audio", actual=conv.received())
