@@ -27,12 +27,18 @@ STREAM_RATIO, STREAM_SLACK_S = 2.5, 0.015
 
 
 @case("audio.order.1", "frames of one message come as synthesis_start, audio..., synthesis_complete",
-      clauses=["TTS-ORDER"], expect="start, at least one audio frame, complete; nothing else in between")
+      clauses=["TTS-ORDER"], expect="start, at least one audio frame, complete (not saying cancelled: "
+      "nothing was); nothing else in between")
 async def order(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
     reply = await conv.say(SENTENCE)
     if reply.started is None:
         raise CaseFailed("synthesis_complete without synthesis_start", expected="synthesis_start first")
+    if reply.completed is not None and reply.completed.control.get("cancelled") not in (None, False):
+        shown = json.dumps(reply.completed.control.get("cancelled"))
+        raise CaseFailed(f"synthesis_complete says \"cancelled\": {shown} though nothing was cancelled: a client "
+                         "cannot tell this message from one cut short", expected='no "cancelled" (or false)',
+                         actual=f'"cancelled": {shown}')
     return ok(f"{len(reply.frame_kinds)} frames")
 
 

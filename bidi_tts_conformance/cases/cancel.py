@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from bidi_tts.session import ErrorReceived
-from bidi_tts_conformance.cases._util import TINY, usable_after
+from bidi_tts_conformance.cases._util import SENTENCE, usable_after
 from bidi_tts_conformance.cases.frames import long_text, sentences
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.diagnose import describe_close
@@ -15,14 +15,15 @@ from bidi_tts_conformance.model import Outcome, case, non_strict, not_judged, ok
 
 @case("cancel.1", "cancel mid-synthesis: synthesis_complete with cancelled=true, soon",
       clauses=["TTS-ORDER", "TTS-SESSION"],
-      expect='the cancel sent at synthesis_start (or 2x a "Hi." alone): synthesis_complete {"cancelled": true} '
+      expect='the cancel sent at synthesis_start (or 2x a sentence alone): synthesis_complete {"cancelled": true} '
              'soon, or (cancel unsupported) error unknown_type; the session stays usable')
 async def cancel_mid(ctx: CaseContext) -> Outcome:
-    alone = (await (await ctx.conversation()).exchange(TINY)).record.ttfa_s or 0.0
+    warm = (await (await ctx.conversation()).exchange(SENTENCE)).record
+    alone = warm.ttfa_s or 0.0
     text = long_text(600)
     conv = await ctx.conversation(patience=sentences(text) / 2)
     rid = await conv.synthesize(text)
-    # Cancel at the first sign of work (synthesis_start, or audio where there is none), or 2x a 'Hi.'
+    # Cancel at the first sign of work (synthesis_start, or audio where there is none), or 2x a sentence
     # alone after sending, whichever is first: a container that sends all audio at the end has nothing
     # left to cancel by its first audio.
     reply = await conv.first_sign_or(rid, 2 * alone + 0.05)
@@ -62,6 +63,12 @@ async def cancel_mid(ctx: CaseContext) -> Outcome:
         return non_strict(f"the audio stopped {took:.1f} s after the cancel, without synthesis_complete")
     if reply.completed.cancelled:
         return ok(f"cancelled {took * 1000:.0f} ms after the request")
+    full = warm.audio_seconds / len(SENTENCE) * len(text)  # about what the whole text would make
+    if reply.record.audio_seconds < 0.5 * full and ended_at - sent >= 0.05:
+        shown = f"{reply.record.audio_seconds:.1f} s of audio of about {full:.0f} s"
+        raise CaseFailed(f"the audio stopped after the cancel ({shown}), but synthesis_complete does not say "
+                         '"cancelled": true: a client cannot tell a cancelled message from a finished one',
+                         expected='synthesis_complete {"cancelled": true}', actual=f"no cancelled flag ({shown})")
     if ended_at - sent < 0.05:
         return not_judged(f"the message ended {max(0.0, ended_at - sent) * 1000:.0f} ms after the cancel was "
                           "sent: its work was done before the cancel arrived, nothing was left to cancel")

@@ -13,7 +13,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bidi_tts import protocol
 from bidi_tts.chunker import split_sentences
-from tests.toys.good import ToyConfig, ToyContainer, tone
+from tests.toys.good import ToyConfig, ToyContainer, tone, wav_header
 
 
 class SampleLikeToy(ToyContainer):
@@ -111,7 +111,10 @@ class AwsSampleToy(ToyContainer):
             return JSONResponse({"code": "unknown_type", "message": "POST takes a synthesize message."}, 400)
         async with self.model:
             await asyncio.sleep(self.model_seconds(parsed.text))
-            return Response(self._audio(parsed), media_type="audio/pcm")
+            pcm = self._audio(parsed)
+        if b'"wav"' in await request.body():
+            return Response(wav_header(parsed.sample_rate) + pcm, media_type="audio/wav")
+        return Response(pcm, media_type="audio/pcm")
 
     @staticmethod
     def _error(request_id: str, message: str) -> str:

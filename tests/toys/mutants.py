@@ -1,0 +1,87 @@
+"""Toys with the defects that mutants of the reference container showed the suite once let pass
+(issue 23, point 7): each breaks one clause the way a one-token change of real code does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from bidi_tts import protocol
+from tests.toys.good import ToyConfig, ToyContainer
+
+
+class CancelledAlwaysToy(ToyContainer):
+    """Every synthesis_complete says "cancelled": true, though nothing was cancelled."""
+
+    async def synthesize(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> None:
+        await ws.send_text(protocol.synthesis_start(request.request_id, request.sample_rate))
+        total = 0
+        async for chunk in self.synth.stream(request):
+            await ws.send_bytes(chunk)
+            total += len(chunk)
+        await ws.send_text(protocol.synthesis_complete(request.request_id, total, request.sample_rate,
+                                                       cancelled=True))
+
+
+class CancelWithoutFlagToy(ToyContainer):
+    """Stops a message on {"type": "cancel"}, but its synthesis_complete does not say cancelled."""
+
+    def __init__(self) -> None:
+        super().__init__(ToyConfig(first_audio_delay_s=0.05, realtime_factor=0.2))
+
+    async def websocket(self, ws: WebSocket) -> None:
+        await ws.accept()
+        cancel = asyncio.Event()
+        work: asyncio.Task[None] | None = None
+
+        async def run(request: protocol.SynthesizeRequest) -> None:
+            await ws.send_text(protocol.synthesis_start(request.request_id, request.sample_rate))
+            total = 0
+            async for chunk in self.synth.stream(request):
+                if cancel.is_set():
+                    break
+                await ws.send_bytes(chunk)
+                total += len(chunk)
+            await ws.send_text(protocol.synthesis_complete(request.request_id, total, request.sample_rate))
+
+        try:
+            while (data := await self.receive_message(ws)) is not None:
+                try:
+                    message = self.parse(data)
+                except protocol.ProtocolError as exc:
+                    await ws.send_text(protocol.error_from(exc))
+                    continue
+                if isinstance(message, protocol.CloseRequest):
+                    if work is not None:
+                        await work
+                    await ws.close(1000)
+                    return
+                if isinstance(message, protocol.CancelRequest):
+                    cancel.set()
+                    continue
+                if work is not None:
+                    await work
+                cancel.clear()
+                work = asyncio.create_task(run(message))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            if work is not None:
+                work.cancel()
+
+
+class PostFormat401Toy(ToyContainer):
+    """POST /invocations answers a bad `format` with 401 instead of 400."""
+
+    async def invocations(self, request: Request) -> Response:
+        try:
+            fmt = json.loads(await request.body()).get("format", "pcm")
+        except (ValueError, AttributeError):
+            fmt = "pcm"
+        if isinstance(fmt, str) and fmt not in ("pcm", "wav"):
+            return JSONResponse({"code": "bad_format", "message": "format must be pcm or wav."}, 401)
+        return await super().invocations(request)
