@@ -33,7 +33,7 @@ from tests.toys.samples import AwsSampleToy, SampleLikeGoodToy
 
 # The sample's seven defects and the cases about each (globs; a defect is caught when one of them fails).
 DEFECTS: dict[str, tuple[str, ...]] = {
-    "1 one global lock": ("isolation.hol.1",),
+    "1 one global lock": ("isolation.hol.1", "isolation.slow_reader.1"),
     "2 all audio at the end": ("audio.stream.1", "post.stream.1"),
     "3 no text limit": ("robust.text.3", "errors.text_too_long.1", "robust.size.1"),
     "4 no cancel on disconnect": ("close.client.1",),
@@ -70,6 +70,7 @@ def run(name: str, toy: ToyContainer) -> dict[str, object]:
                                                                                     "INFORMATIONAL", "SKIPPED")),
         "busy_failures": sorted(cid for cid, r in failed.items() if "still busy" in r.detail),
         "details": {cid: r.detail[:240] for cid, r in failed.items()},
+        "slowest": [(r.case.id, round(r.duration_s, 1)) for r in sorted(results, key=lambda r: -r.duration_s)[:8]],
     }
 
 
@@ -93,6 +94,7 @@ def main() -> int:
         print(f"   failed, about no defect above: {row['failed_about_no_defect']}")
         print(f"   failed for a busy container: {row['busy_failures']}")
         print(f"   not judged: {row['not_judged']}")
+        print(f"   slowest cases (s): {row['slowest']}")
         for cid, detail in row["details"].items():  # type: ignore[attr-defined]
             print(f"     {cid}: {detail}")
     if len(rows) == 2:

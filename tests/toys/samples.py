@@ -109,10 +109,13 @@ class AwsSampleToy(ToyContainer):
             return JSONResponse({"code": exc.code.value, "message": exc.message}, status_code=400)
         if not isinstance(parsed, protocol.SynthesizeRequest):
             return JSONResponse({"code": "unknown_type", "message": "POST takes a synthesize message."}, 400)
+        fmt = json.loads(await request.body()).get("format", "pcm")
+        if fmt not in ("pcm", "wav"):
+            return JSONResponse({"code": "bad_format", "message": "format must be pcm or wav."}, 400)
         async with self.model:
             await asyncio.sleep(self.model_seconds(parsed.text))
             pcm = self._audio(parsed)
-        if b'"wav"' in await request.body():
+        if fmt == "wav":
             return Response(wav_header(parsed.sample_rate) + pcm, media_type="audio/wav")
         return Response(pcm, media_type="audio/pcm")
 
