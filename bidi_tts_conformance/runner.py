@@ -219,7 +219,9 @@ class SuiteRunner:
                           f"{self._runaway}'s runaway (see {self._runaway_seen_by})")
 
     def _wait_budget(self) -> float:
-        return min(60.0, max(20.0, 10 * self.options.reply_timeout))
+        """Work a good container leaves behind (the sentence in progress when its client left) ends within
+        a few silences allowed; the rest is a runaway."""
+        return min(60.0, max(10.0, 5 * self.options.reply_timeout))
 
     def _quick_budget(self) -> float:
         """Long enough for a probe that would count as prompt, no longer."""
