@@ -221,7 +221,7 @@ class SuiteRunner:
     def _wait_budget(self) -> float:
         """Work a good container leaves behind (the sentence in progress when its client left) ends within
         a few silences allowed; the rest is a runaway."""
-        return min(60.0, max(10.0, 5 * self.options.reply_timeout))
+        return min(60.0, max(6.0, 3 * self.options.reply_timeout))
 
     def _quick_budget(self) -> float:
         """Long enough for a probe that would count as prompt, no longer."""

@@ -46,8 +46,8 @@ def select(registry: Registry, globs: Sequence[str] | None = None,
 # Cases that may leave a container busy long after they end, when it lacks the clause they check (a text
 # limit, stopping work whose client left, cancel): run last, mildest first, so that a runaway costs the
 # run at most the cases after it, and those are NOT-JUDGED, not failed (runner.SuiteRunner).
-RUN_LAST = ("cancel.1", "close.client.1", "isolation.slow_reader.1", "robust.text.3", "errors.text_too_long.1",
-            "robust.size.1")
+RUN_LAST = ("cancel.1", "cancel.queued.1", "close.client.1", "isolation.slow_reader.1", "robust.text.3",
+            "errors.text_too_long.1", "robust.size.1")
 
 
 def run_order(cases: Sequence[Case]) -> list[Case]:

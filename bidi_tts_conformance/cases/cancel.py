@@ -88,3 +88,33 @@ async def cancel_idle(ctx: CaseContext) -> Outcome:
     if stray:
         return non_strict(f"an idle cancel was answered with {stray[0]}")
     return ok()
+
+
+@case("cancel.queued.1", "cancel with a second message queued behind the first: both are answered, each "
+      "synthesis_complete counting the audio it carried", clauses=["TTS-ORDER", "TTS-SESSION"],
+      expect="the first and the queued message each end (cancelled or not) with audio_bytes equal to the "
+             "bytes received; the session stays usable")
+async def cancel_queued(ctx: CaseContext) -> Outcome:
+    text = long_text(600)
+    conv = await ctx.conversation(patience=sentences(text) / 2)
+    first = await conv.synthesize(text)
+    queued = await conv.synthesize(SENTENCE)
+    await conv.wait_answer(first)
+    await conv.send_json({"type": "cancel"})
+    replies = [await conv.collect(first), await conv.collect(queued)]
+    for n, reply in enumerate(replies, 1):
+        done = reply.completed
+        if done is None:
+            continue  # refused (an error) or no synthesis_complete: other cases judge those
+        if done.audio_bytes_reported != len(reply.audio):
+            what = "cancelled " if done.cancelled else ""
+            raise CaseFailed(f"message {n} of 2 ({what}synthesis_complete) reports audio_bytes="
+                             f"{done.audio_bytes_reported} but carried {len(reply.audio)} bytes",
+                             expected=f"audio_bytes {len(reply.audio)}",
+                             actual=f"audio_bytes {done.audio_bytes_reported}")
+    # The cancel's own answer, if any (cancel.1 judges it), is read here, not pinned on the next message.
+    await conv.quiet(min(1.0, max(0.3, conv.reply_timeout / 4)))
+    await usable_after(conv, "a cancel with a message queued")
+    shown = ", ".join("cancelled" if r.completed is not None and r.completed.cancelled else
+                      "refused" if r.error is not None else "completed" for r in replies)
+    return ok(f"the two messages: {shown}")

@@ -81,7 +81,8 @@ async def head_of_line(ctx: CaseContext) -> Outcome:
     finally:
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)
-    a_done = long_reply.record.completed_at or (long_reply.record.frame_times or [None])[-1]
+    frames = long_reply.record.frame_times
+    a_done = long_reply.record.completed_at or (frames[-1] if frames else None)
     if a_done is not None and a_done <= b_sent + 0.02:  # (what had arrived before B, read just after)
         return not_judged(f"session A's 8 sentences had all arrived {(b_sent - a_done) * 1000:.0f} ms before "
                           "B's 'Hi.' was sent: the situation (B beside A's synthesis) did not occur")

@@ -85,3 +85,62 @@ class PostFormat401Toy(ToyContainer):
         if isinstance(fmt, str) and fmt not in ("pcm", "wav"):
             return JSONResponse({"code": "bad_format", "message": "format must be pcm or wav."}, 401)
         return await super().invocations(request)
+
+
+class QueuedCancelToy(ToyContainer):
+    """Supports cancel the way the reference container does: the current message and those queued
+    behind it stop; a queued one is answered with synthesis_start and a cancelled synthesis_complete.
+    With `bad_bytes`, that synthesis_complete says audio_bytes -1 for the 0 bytes it carried."""
+
+    def __init__(self, *, bad_bytes: bool = False) -> None:
+        super().__init__(ToyConfig(first_audio_delay_s=0.05, realtime_factor=0.2))
+        self.bad_bytes = bad_bytes
+
+    async def websocket(self, ws: WebSocket) -> None:
+        await ws.accept()
+        inbox: asyncio.Queue[protocol.SynthesizeRequest | None] = asyncio.Queue()
+        cancelled: set[str] = set()
+        current: list[str] = []
+
+        async def work() -> None:
+            while (request := await inbox.get()) is not None:
+                rid, rate = request.request_id, request.sample_rate
+                await ws.send_text(protocol.synthesis_start(rid, rate))
+                if rid in cancelled:
+                    size = -1 if self.bad_bytes else 0
+                    await ws.send_text(protocol.synthesis_complete(rid, size, rate, cancelled=True))
+                    continue
+                current[:] = [rid]
+                total = 0
+                async for chunk in self.synth.stream(request):
+                    if rid in cancelled:
+                        break
+                    await ws.send_bytes(chunk)
+                    total += len(chunk)
+                await ws.send_text(protocol.synthesis_complete(rid, total, rate, cancelled=rid in cancelled))
+                current.clear()
+
+        worker = asyncio.create_task(work())
+        queued: list[str] = []
+        try:
+            while (data := await self.receive_message(ws)) is not None:
+                try:
+                    message = self.parse(data)
+                except protocol.ProtocolError as exc:
+                    await ws.send_text(protocol.error_from(exc))
+                    continue
+                if isinstance(message, protocol.CloseRequest):
+                    await inbox.put(None)
+                    await worker
+                    await ws.close(1000)
+                    return
+                if isinstance(message, protocol.CancelRequest):
+                    cancelled.update(current + queued)
+                    queued.clear()
+                    continue
+                queued.append(message.request_id)
+                await inbox.put(message)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            worker.cancel()
