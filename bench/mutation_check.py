@@ -31,10 +31,13 @@ from bidi_tts_conformance.targets import Target
 
 AUDIO_S_PER_CHAR = 0.06
 CHUNK_S = 0.2
+LEAD_S, TAIL_S = 0.3, 0.45  # Kokoro's silence around each unit
 
 
 class FastSynth:
-    """A fake model: a 220 Hz tone, AUDIO_S_PER_CHAR seconds per character at speed 1, 2 ms a chunk."""
+    """A fake model: a 220 Hz tone, AUDIO_S_PER_CHAR seconds per character at speed 1, 2 ms a chunk,
+    padded like Kokoro's units (0.3 s of silence before, 0.45 s after), so that the container's silence
+    trimming at joins runs as it does on the real model."""
 
     name = "fast-fake"
     sample_rate = 24_000
@@ -48,11 +51,14 @@ class FastSynth:
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[np.ndarray]:
         samples = max(1, int(len(text) * AUDIO_S_PER_CHAR / speed * self.sample_rate))
+        t = np.arange(samples, dtype=np.float32) / self.sample_rate
+        audio = np.concatenate([np.zeros(int(LEAD_S * self.sample_rate), np.float32),
+                                (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32),
+                                np.zeros(int(TAIL_S * self.sample_rate), np.float32)])
         step = int(CHUNK_S * self.sample_rate)
-        for start in range(0, samples, step):
+        for start in range(0, len(audio), step):
             time.sleep(0.002)
-            t = np.arange(start, min(samples, start + step), dtype=np.float32) / self.sample_rate
-            yield (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+            yield audio[start:start + step]
 
 
 def main() -> int:

@@ -106,6 +106,7 @@ async def client_close(ctx: CaseContext) -> Outcome:
         raise CaseFailed(f"a {len(text)}-character message was refused with error {reply.error.code or '(no code)'}",
                          expected="synthesis", actual=f"error {reply.error.code or '(no code)'}")
     await first.pump_until(lambda: reply.record.done, silence=0.02)  # what had already arrived
+    when = "at its first sign of work" if reply.answered else "before any answer"
     left_at = time.perf_counter()
     ended = reply.record.done
     await first.close()
@@ -119,7 +120,7 @@ async def client_close(ctx: CaseContext) -> Outcome:
                          expected="a new session served at once", actual=exc.actual) from None
     limit = 2 * (one_piece + alone) + 0.25
     shown = (f"'Hi.' first audio {after * 1000:.0f} ms after a client left mid-message "
-             f"({(left_at - reply.record.sent_at) * 1000:.0f} ms after sending {sentences(text)} sentences), "
+             f"({when}, {(left_at - reply.record.sent_at) * 1000:.0f} ms after sending {sentences(text)} sentences), "
              f"{alone * 1000:.0f} ms alone; one sentence alone took {one_piece * 1000:.0f} ms to its first audio")
     if after > limit:
         raise CaseFailed(f"the new session waited for the abandoned message: {shown}",

@@ -84,8 +84,10 @@ async def head_of_line(ctx: CaseContext) -> Outcome:
     frames = long_reply.record.frame_times
     a_done = long_reply.record.completed_at or (frames[-1] if frames else None)
     if a_done is not None and a_done <= b_sent + 0.02:  # (what had arrived before B, read just after)
-        return not_judged(f"session A's 8 sentences had all arrived {(b_sent - a_done) * 1000:.0f} ms before "
-                          "B's 'Hi.' was sent: the situation (B beside A's synthesis) did not occur")
+        return not_judged("session A's 8 sentences had all arrived by the time B's 'Hi.' was sent (A's last frame "
+                          f"{(a_done - long_reply.record.sent_at) * 1000:.0f} ms after A was sent, B at "
+                          f"{(b_sent - long_reply.record.sent_at) * 1000:.0f} ms): the situation (B beside A's "
+                          "synthesis) did not occur")
     if why is not None or short_reply.record.first_audio_at is None:
         raise CaseFailed(f"session B's 'Hi.' got no audio within {b.reply_timeout:.1f} s while session A "
                          f"synthesized a long message ({b.received()})", expected="B served beside A",

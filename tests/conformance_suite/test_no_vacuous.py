@@ -84,9 +84,16 @@ def test_the_situation_cases_fail_on_the_sample_for_its_defects() -> None:
 def test_a_container_with_no_moment_mid_synthesis_is_not_judged_never_ok() -> None:
     results = _run(BurstToy(), SITUATION_CASES)
     shown = _shown(results)
-    assert all(r.verdict is Verdict.NOT_JUDGED for r in results.values()), shown
+    assert results["isolation.hol.1"].verdict is Verdict.NOT_JUDGED, shown
+    assert results["cancel.1"].verdict is Verdict.NOT_JUDGED, shown
     assert "did not occur" in results["isolation.hol.1"].detail, shown
-    assert "did not occur" in results["close.client.1"].detail, shown
+    left = results["close.client.1"]
+    # On a loaded machine the fixed delay may come before the toy's first answer: then the client did
+    # leave mid-synthesis, and the toy (0.2 s of work) is judged on it, and rightly passes.
+    if left.verdict is Verdict.OK:
+        assert "before any answer" in left.detail, shown
+    else:
+        assert left.verdict is Verdict.NOT_JUDGED and "did not occur" in left.detail, shown
     assert "nothing was left to cancel" in results["cancel.1"].detail, shown
 
 
