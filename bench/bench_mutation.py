@@ -9,6 +9,7 @@ did not start) or survived. Prints each mutant with the cases that killed it, an
 (about a minute a mutant on a quiet machine): not CI.
 
     uv run python bench/bench_mutation.py [--sample 40] [--seed 23] [--json OUT] [--keep DIR]
+    uv run python bench/bench_mutation.py --mutant reference_container/ws_session.py:core/NumberReplacer:9
 
 Surviving mutants are judged by hand: docs/verdicts.md lists the equivalent ones with the reason.
 """
@@ -101,6 +102,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=23)
     parser.add_argument("--json", type=Path, default=None, help="also write every mutant's outcome here")
     parser.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
+    parser.add_argument("--mutant", action="append", default=[], metavar="MODULE:OPERATOR:OCCURRENCE",
+                        help="run these mutants (as printed) instead of a sample")
     args = parser.parse_args()
     if args.sample < 0:
         parser.error("--sample must be 0 (all) or more")
@@ -111,6 +114,11 @@ def main() -> int:
         mutants = enumerate_mutants(work)
         chosen = mutants if not args.sample else random.Random(args.seed).sample(mutants, min(args.sample,
                                                                                                len(mutants)))
+        if args.mutant:
+            wanted = {tuple(m.rsplit(":", 2)) for m in args.mutant}
+            chosen = [m for m in mutants if (m["module"], m["operator"], str(m["occurrence"])) in wanted]
+            if len(chosen) != len(wanted):
+                raise SystemExit(f"bench_mutation: {len(wanted) - len(chosen)} of the --mutant values name no mutant")
         print(f"{len(mutants)} mutants in {', '.join(MODULES)}; running {len(chosen)} (seed {args.seed})", flush=True)
         outcomes = []
         for i, mutant in enumerate(chosen, 1):

@@ -30,14 +30,13 @@ from bidi_tts_conformance.runner import SuiteRunner
 from bidi_tts_conformance.targets import Target
 
 AUDIO_S_PER_CHAR = 0.06
-CHUNK_S = 0.2
 LEAD_S, TAIL_S = 0.3, 0.45  # Kokoro's silence around each unit
 
 
 class FastSynth:
-    """A fake model: a 220 Hz tone, AUDIO_S_PER_CHAR seconds per character at speed 1, 2 ms a chunk,
-    padded like Kokoro's units (0.3 s of silence before, 0.45 s after), so that the container's silence
-    trimming at joins runs as it does on the real model."""
+    """A fake model: a 220 Hz tone, AUDIO_S_PER_CHAR seconds per character at speed 1, 2 ms per second
+    of audio, one chunk per unit, padded like Kokoro's units (0.3 s of silence before, 0.45 s after),
+    so that the container's silence trimming at joins runs as it does on the real model."""
 
     name = "fast-fake"
     sample_rate = 24_000
@@ -55,10 +54,8 @@ class FastSynth:
         audio = np.concatenate([np.zeros(int(LEAD_S * self.sample_rate), np.float32),
                                 (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32),
                                 np.zeros(int(TAIL_S * self.sample_rate), np.float32)])
-        step = int(CHUNK_S * self.sample_rate)
-        for start in range(0, len(audio), step):
-            time.sleep(0.002)
-            yield audio[start:start + step]
+        time.sleep(0.002 * len(audio) / self.sample_rate)
+        yield audio  # one chunk per unit, as one model call of the real synthesizers makes
 
 
 def main() -> int:
