@@ -30,6 +30,7 @@ async def cancel_mid(ctx: CaseContext) -> Outcome:
     if reply.error is not None:
         raise CaseFailed(f"a {len(text)}-character message was refused with error {reply.error.code or '(no code)'}",
                          expected="synthesis", actual=f"error {reply.error.code or '(no code)'}")
+    when = "sent at the message's first sign of work" if reply.answered else "sent before any answer"
     await conv.send_json({"type": "cancel"})
     sent = time.perf_counter()
     seen = len(conv.events)
@@ -72,7 +73,8 @@ async def cancel_mid(ctx: CaseContext) -> Outcome:
     if ended_at - sent < 0.05:
         return not_judged(f"the message ended {max(0.0, ended_at - sent) * 1000:.0f} ms after the cancel was "
                           "sent: its work was done before the cancel arrived, nothing was left to cancel")
-    return non_strict(f"cancel not supported (optional): the message ran to its end {took:.1f} s later")
+    return non_strict(f"cancel not supported (optional): the message ran to its end {took:.1f} s after the "
+                      f"cancel ({when})")
 
 
 @case("cancel.idle.1", "cancel with nothing to cancel (a new session) is harmless",

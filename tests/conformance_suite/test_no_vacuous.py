@@ -85,16 +85,19 @@ def test_a_container_with_no_moment_mid_synthesis_is_not_judged_never_ok() -> No
     results = _run(BurstToy(), SITUATION_CASES)
     shown = _shown(results)
     assert results["isolation.hol.1"].verdict is Verdict.NOT_JUDGED, shown
-    assert results["cancel.1"].verdict is Verdict.NOT_JUDGED, shown
     assert "did not occur" in results["isolation.hol.1"].detail, shown
-    left = results["close.client.1"]
     # On a loaded machine the fixed delay may come before the toy's first answer: then the client did
-    # leave mid-synthesis, and the toy (0.2 s of work) is judged on it, and rightly passes.
+    # leave (or cancel) mid-synthesis, and the toy is judged on that, rightly: its leftover work is
+    # 0.2 s (OK) and it has no cancel (NON-STRICT). Never a verdict on a moment that did not occur.
+    left, cancel = results["close.client.1"], results["cancel.1"]
     if left.verdict is Verdict.OK:
         assert "before any answer" in left.detail, shown
     else:
         assert left.verdict is Verdict.NOT_JUDGED and "did not occur" in left.detail, shown
-    assert "nothing was left to cancel" in results["cancel.1"].detail, shown
+    if cancel.verdict is Verdict.NON_STRICT:
+        assert "sent before any answer" in cancel.detail, shown
+    else:
+        assert cancel.verdict is Verdict.NOT_JUDGED and "nothing was left to cancel" in cancel.detail, shown
 
 
 @pytest.mark.timeout(120)
