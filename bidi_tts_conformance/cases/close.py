@@ -126,3 +126,30 @@ async def client_close(ctx: CaseContext) -> Outcome:
         raise CaseFailed(f"the new session waited for the abandoned message: {shown}",
                          expected=f"first audio within {limit * 1000:.0f} ms", actual=shown)
     return ok(shown)
+
+
+@case("close.after.1", "a message sent after {\"type\": \"close\"} is not started: the current message is "
+      "finished, then 1000", clauses=["TTS-CLOSE"],
+      expect="synthesis_complete of the message in progress, then close 1000, and nothing of the later message")
+async def nothing_after_close(ctx: CaseContext) -> Outcome:
+    conv = await ctx.conversation()
+    first = await conv.synthesize(SENTENCE)
+    await conv.close_request()
+    late = await conv.synthesize(TINY)
+    try:
+        closed = await conv.wait_closed(max(conv.reply_timeout, 2 * PROMPT_CLOSE_S) * 2)
+    except CaseFailed as exc:
+        raise CaseFailed(f"no close after a close request with a message behind it: {exc.detail}",
+                         expected="close 1000", actual="still open") from None
+    if conv.replies[late].answered:
+        started = conv.replies[late].started is not None or bool(conv.replies[late].audio)
+        what = "synthesized" if started else "answered"
+        raise CaseFailed(f"a message sent after the close request was {what} before the close",
+                         expected="nothing of the later message, then close 1000", actual=f"the later message {what}")
+    if closed.code != 1000:
+        raise CaseFailed(f"the container {describe_close(closed)} after a close request",
+                         expected="1000", actual=str(closed.code))
+    if not conv.replies[first].record.done:
+        raise CaseFailed("the message in progress was not finished before the close",
+                         expected="synthesis_complete, then close 1000", actual="closed mid-message")
+    return ok("finished the message in progress, ignored the later one, closed with 1000")

@@ -134,6 +134,7 @@ TOYS: dict[str, Toy] = {
     "cancel_without_flag": Toy(mutants.CancelWithoutFlagToy, ("frames.text.1", "audio.order.1")),
     "post_format_401": Toy(mutants.PostFormat401Toy, ("post.pcm.1", "post.wav.1")),
     "queued_cancel_bad_bytes": Toy(lambda: mutants.QueuedCancelToy(bad_bytes=True), ("frames.text.1",)),
+    "takes_after_close": Toy(mutants.TakesMessagesAfterCloseToy, ("close.explicit.1", "close.synthesizing.1")),
     "queued_cancel": Toy(mutants.QueuedCancelToy, ("cancel.1", "cancel.queued.1", "audio.order.1")),
     # SageMaker transport, through the local runtime stand-in
     "sm_audio_as_text": Toy(broken_output.AudioAsTextFramesToy, ("health.accept.1",), via="sagemaker"),
@@ -210,6 +211,7 @@ PROOFS: dict[str, Proof] = {
     "post.stream.1": Proof("post_buffered", "the response is buffered, not streamed"),
     "cancel.1": Proof("cancel_closes", "closed the session with 1000"),
     "cancel.idle.1": Proof("cancel_closes", "an idle cancel: the container closed the session with 1000"),
+    "close.after.1": Proof("takes_after_close", "a message sent after the close request was synthesized"),
     "cancel.queued.1": Proof("queued_cancel_bad_bytes", "message 2 of 2 (cancelled synthesis_complete) reports "
                                                         "audio_bytes=-1 but carried 0 bytes"),
     "sagemaker.datatype.1": Proof("sm_audio_as_text", "audio arrived with DataType UTF8 instead of BINARY"),

@@ -144,3 +144,21 @@ class QueuedCancelToy(ToyContainer):
             pass
         finally:
             worker.cancel()
+
+
+class TakesMessagesAfterCloseToy(ToyContainer):
+    """On {"type": "close"}, still synthesizes the messages that arrive after it, then closes."""
+
+    async def on_close_request(self, ws: WebSocket) -> None:
+        while True:
+            try:
+                message = await asyncio.wait_for(ws.receive(), timeout=0.3)
+            except TimeoutError:
+                break
+            if message["type"] == "websocket.disconnect":
+                return
+            data = message.get("text") if message.get("text") is not None else message.get("bytes") or b""
+            parsed = self.parse(data)
+            if isinstance(parsed, protocol.SynthesizeRequest):
+                await self.synthesize(ws, parsed)
+        await ws.close(1000)
