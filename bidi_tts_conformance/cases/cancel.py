@@ -65,7 +65,7 @@ async def cancel_mid(ctx: CaseContext) -> Outcome:
     if reply.completed.cancelled:
         return ok(f"cancelled {took * 1000:.0f} ms after the request")
     full = warm.audio_seconds / len(SENTENCE) * len(text)  # about what the whole text would make
-    if reply.record.audio_seconds < 0.5 * full and ended_at - sent >= 0.05:
+    if reply.record.audio_seconds < 0.5 * full:  # stopped short, however soon
         shown = f"{reply.record.audio_seconds:.1f} s of audio of about {full:.0f} s"
         raise CaseFailed(f"the audio stopped after the cancel ({shown}), but synthesis_complete does not say "
                          '"cancelled": true: a client cannot tell a cancelled message from a finished one',
