@@ -68,7 +68,8 @@ def enumerate_mutants(work: Path) -> list[dict[str, object]]:
         for m in item["mutations"]:
             mutants.append({"module": m["module_path"], "operator": m["operator_name"],
                             "occurrence": m["occurrence"], "line": m["start_pos"][0]})
-    return mutants
+    return sorted(mutants, key=lambda m: (str(m["module"]), int(m["line"]), str(m["operator"]),  # type: ignore[call-overload]
+                                          int(m["occurrence"])))  # type: ignore[call-overload]
 
 
 def run_one(work: Path, mutant: dict[str, object]) -> dict[str, object]:

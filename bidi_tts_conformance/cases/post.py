@@ -39,7 +39,7 @@ async def _post(ctx: CaseContext, body: dict[str, object]) -> tuple[int, str, by
 
 
 @case("post.pcm.1", "POST /invocations returns raw s16le PCM (audio/pcm) by default",
-      clauses=["POST-INVOCATIONS", "TTS-AUDIO"], expect="200, audio/pcm, even length, not silent",
+      clauses=["POST-INVOCATIONS", "TTS-AUDIO"], expect="200, audio/pcm, no header, even length, not silent",
       requires=[Requires.HTTP])
 async def post_pcm(ctx: CaseContext) -> Outcome:
     status, ctype, data, _, _ = await _post(ctx, {"text": SENTENCE, "voice": ctx.options.voice})
@@ -48,6 +48,9 @@ async def post_pcm(ctx: CaseContext) -> Outcome:
                          actual=str(status))
     if not ctype.startswith("audio/pcm"):
         raise CaseFailed(f"Content-Type {ctype!r}", expected="audio/pcm", actual=ctype)
+    if data[:4] == b"RIFF":  # raw PCM means no header: a player would play the header as a click
+        raise CaseFailed("the raw PCM body starts with a WAV header (RIFF)", expected="raw s16le PCM",
+                         actual="a WAV header first")
     if len(data) % 2 or rms(data) < MIN_RMS:
         raise CaseFailed(f"{len(data)} bytes, RMS {rms(data):.1f}", expected="whole samples of real sound")
     return ok(f"{len(data)} bytes")

@@ -134,6 +134,7 @@ TOYS: dict[str, Toy] = {
     "cancel_without_flag": Toy(mutants.CancelWithoutFlagToy, ("frames.text.1", "audio.order.1")),
     "post_format_401": Toy(mutants.PostFormat401Toy, ("post.pcm.1", "post.wav.1")),
     "queued_cancel_bad_bytes": Toy(lambda: mutants.QueuedCancelToy(bad_bytes=True), ("frames.text.1",)),
+    "post_pcm_with_header": Toy(mutants.PostPcmWithWavHeaderToy, ("post.wav.1", "post.errors.1")),
     "takes_after_close": Toy(mutants.TakesMessagesAfterCloseToy, ("close.explicit.1", "close.synthesizing.1")),
     "queued_cancel": Toy(mutants.QueuedCancelToy, ("cancel.1", "cancel.queued.1", "audio.order.1")),
     # SageMaker transport, through the local runtime stand-in
@@ -251,6 +252,7 @@ ALSO_FAILED: list[tuple[str, str, str]] = [
     ("cancelled_always", "audio.order.1", "though nothing was cancelled"),
     ("cancel_without_flag", "cancel.1", 'does not say "cancelled": true'),
     ("post_format_401", "post.errors.1", "format 'mp3': HTTP 401"),
+    ("post_pcm_with_header", "post.pcm.1", "starts with a WAV header"),
 ]
 
 # Optional clauses: the verdict a toy without them gets (not a failure).

@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bidi_tts import protocol
-from tests.toys.good import ToyConfig, ToyContainer
+from tests.toys.good import ToyConfig, ToyContainer, wav_header
 
 
 class CancelledAlwaysToy(ToyContainer):
@@ -162,3 +162,14 @@ class TakesMessagesAfterCloseToy(ToyContainer):
             if isinstance(parsed, protocol.SynthesizeRequest):
                 await self.synthesize(ws, parsed)
         await ws.close(1000)
+
+
+class PostPcmWithWavHeaderToy(ToyContainer):
+    """POST /invocations puts a WAV header in front of the raw PCM as well (a `fmt is not "wav"` slip)."""
+
+    async def invocations(self, request: Request) -> Response:
+        response = await super().invocations(request)
+        if response.media_type != "audio/pcm":
+            return response
+        body = b"".join([chunk async for chunk in response.body_iterator])  # type: ignore[union-attr,misc]
+        return Response(wav_header(protocol.DEFAULT_SAMPLE_RATE) + body, media_type="audio/pcm")
