@@ -128,9 +128,8 @@ async def client_close(ctx: CaseContext) -> Outcome:
     return ok(shown)
 
 
-@case("close.after.1", "a message sent after {\"type\": \"close\"} is not started: the current message is "
-      "finished, then 1000", clauses=["TTS-CLOSE"],
-      expect="synthesis_complete of the message in progress, then close 1000, and nothing of the later message")
+@case("close.after.1", "a message sent after {\"type\": \"close\"} is not started", clauses=["TTS-CLOSE"],
+      expect="nothing of the message sent after the close request, then a close")
 async def nothing_after_close(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
     first = await conv.synthesize(SENTENCE)
@@ -146,10 +145,6 @@ async def nothing_after_close(ctx: CaseContext) -> Outcome:
         what = "synthesized" if started else "answered"
         raise CaseFailed(f"a message sent after the close request was {what} before the close",
                          expected="nothing of the later message, then close 1000", actual=f"the later message {what}")
-    if closed.code != 1000:
-        raise CaseFailed(f"the container {describe_close(closed)} after a close request",
-                         expected="1000", actual=str(closed.code))
-    if not conv.replies[first].record.done:
-        raise CaseFailed("the message in progress was not finished before the close",
-                         expected="synthesis_complete, then close 1000", actual="closed mid-message")
-    return ok("finished the message in progress, ignored the later one, closed with 1000")
+    # The close code is close.explicit.*'s business; finishing the message in progress, close.synthesizing.1's.
+    shown = "finished" if conv.replies[first].record.done else "ended"
+    return ok(f"{shown} the message in progress, ignored the later one, then {describe_close(closed)}")
