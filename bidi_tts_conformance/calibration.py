@@ -46,6 +46,8 @@ class Calibration:
     end_silence: float | None = None
     # The same for a message of a few words, whose audio comes in one burst: a few in-burst gaps' worth.
     end_silence_one: float | None = None
+    # The container's own error when it refused the short messages: it cannot synthesize at all.
+    refusal: str | None = None
 
     def case_timeout(self) -> float:
         return min(300.0, max(60.0, 25 * self.reply_timeout))
@@ -96,6 +98,7 @@ async def calibrate(target: Target, voice: str, sample_rate: int, *,
     silences: list[float] = []
     burst_gaps: list[float] = []  # between audio frames of one sentence
     problems: list[str] = []
+    refusal: str | None = None
     ttfa: float | None = None
     try:
         for text in (PROBE_TEXT, PROBE_TEXT, GAP_TEXT):
@@ -111,8 +114,10 @@ async def calibrate(target: Target, voice: str, sample_rate: int, *,
             per_frame = min(CEILING_S, max(5.0, 5 * (first - reply.record.sent_at)))
             why = await conv.pump_until(_ended(reply), silence=per_frame)
             record = reply.record
-            if record.error_code is not None:
-                problems.append(f"a short message was refused with error {record.error_code}")
+            if reply.error is not None:
+                refusal = (f"error {reply.error.code or '(no code)'}"
+                           + (f" {reply.error.message!r}" if reply.error.message else ""))
+                problems.append(f"a short message was refused with {refusal}")
                 break
             if record.first_audio_at is None:
                 problems.append("no audio for a short message")
@@ -130,7 +135,7 @@ async def calibrate(target: Target, voice: str, sample_rate: int, *,
     finally:
         await conv.close()
     if ttfa is None or not silences:
-        return Calibration(FALLBACK_S, None, None, "; ".join(problems) or "nothing measured")
+        return Calibration(FALLBACK_S, None, None, "; ".join(problems) or "nothing measured", refusal=refusal)
     slowest = max(silences)
     timeout = timeout_for(slowest)
     if not any(p.startswith("no synthesis_complete") for p in problems):

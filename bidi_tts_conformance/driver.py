@@ -12,6 +12,7 @@ slow one that keeps streaming is given the time it needs.
 
 from __future__ import annotations
 
+import ast
 import json
 import time
 import uuid
@@ -104,6 +105,8 @@ class Conversation:
         self.closed: TransportClosed | None = None
         self.closed_at: float | None = None
         self.closed_by_client = False
+        # Ids the driver made up to track messages sent without one: a container cannot echo them.
+        self.invented: set[str] = set()
 
     # -- sending -------------------------------------------------------------------------------
     def request(self, text: str, **fields: Any) -> SynthesizeRequest:
@@ -128,6 +131,8 @@ class Conversation:
         """
         if payload is not None:
             rid = str(payload.get("request_id") or uuid.uuid4().hex)
+            if not payload.get("request_id"):
+                self.invented.add(rid)
             body = json.dumps(payload, ensure_ascii=False)
             self.session.synthesize(self.request(text, request_id=rid, **fields))
         else:
@@ -147,6 +152,8 @@ class Conversation:
     def track(self, request_id: str | None = None, text: str = "(raw message)") -> str:
         """Expect an answer to a raw message about to be sent (so its frames are attributed)."""
         req = self.request(text, request_id=request_id or uuid.uuid4().hex)
+        if request_id is None:
+            self.invented.add(req.request_id)
         self.session.synthesize(req)
         self.replies[req.request_id] = Reply(req.request_id, self.session.records[req.request_id])
         return req.request_id
@@ -205,11 +212,16 @@ class Conversation:
             elif isinstance(event, ProtocolViolation):
                 if event.rule is Rule.TEXT_NOT_JSON and self.session.current is not None:
                     owner = self.replies.get(self.session.current.request_id)  # audio sent as TEXT
-                if event.rule not in self.focus:
-                    self.notes.add(f"{event.clause}: {event.description} (judged by {judged_by(event.rule)})")
+                if event.rule not in self.focus and not self._about_invented_id(event):
+                    self.notes.add(f"{event.clause}: {worded(event)} (judged by {judged_by(event.rule)})")
         if owner is not None:
             owner.frame_kinds.append(frame.kind.value if frame.kind else "?")
         return events
+
+    def _about_invented_id(self, violation: ProtocolViolation) -> bool:
+        """A request_id "not echoed" for a message that carried none (the id is the driver's own)."""
+        return violation.rule is Rule.START_REQUEST_ID and any(repr(r) in violation.description
+                                                                for r in self.invented)
 
     def _on_closed(self, closed: TransportClosed) -> None:
         if self.closed is None:
@@ -280,6 +292,14 @@ class Conversation:
             raise self._no_reply(reply, self.reply_timeout if timeout is None else timeout)
         return reply
 
+    async def first_sign_or(self, rid: str, seconds: float) -> Reply:
+        """Read until the first sign of an answer (synthesis_start, audio, an error) or `seconds` have
+        passed, whichever comes first: the moment a case acts "mid-synthesis" on any container, also
+        one that says nothing until its whole message is made."""
+        reply = self.replies[rid]
+        await self.pump_until(lambda: reply.answered or reply.record.done, silence=seconds, total=seconds)
+        return reply
+
     async def collect(self, rid: str) -> Reply:
         """Read the answer until it ends (synthesis_complete, an error, a close) or goes silent, for a
         case about what arrived rather than how it ended; fails only when nothing at all answered.
@@ -306,7 +326,8 @@ class Conversation:
         if reply.error is not None:
             raise CaseFailed(
                 f"a valid message was refused with error {reply.error.code or '(no code)'}",
-                expected="synthesis_start, audio, synthesis_complete", actual=f"error {reply.error.code}")
+                expected="synthesis_start, audio, synthesis_complete",
+                actual=f"error {reply.error.code or '(no code)'}")
         if not reply.audio:
             raise CaseFailed(f"no audio; received: {self.received()}", expected="audio", actual="no audio")
         self.raise_violations()
@@ -329,7 +350,8 @@ class Conversation:
             raise CaseFailed(
                 f"a valid message was refused with error {reply.error.code or '(no code)'}"
                 f"{': ' + repr(reply.error.message) if reply.error.message else ''}",
-                expected="synthesis_start, audio, synthesis_complete", actual=f"error {reply.error.code}")
+                expected="synthesis_start, audio, synthesis_complete",
+                actual=f"error {reply.error.code or '(no code)'}")
         self.raise_violations()
         return reply
 
@@ -358,18 +380,19 @@ class Conversation:
     def violations(self, severity: Severity | None = Severity.ERROR) -> list[ProtocolViolation]:
         """Violations of the rules in focus (all rules for a conversation made outside a case)."""
         return [v for v in self.session.violations
-                if v.rule in self.focus and (severity is None or v.severity is severity)]
+                if v.rule in self.focus and (severity is None or v.severity is severity)
+                and not self._about_invented_id(v)]
 
     def raise_violations(self) -> None:
         bad = self.violations()
         if bad:
             first = bad[0]
             more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-            raise CaseFailed(f"{first.clause}: {first.description}{more}",
-                             expected="frames as CONTRACT.md orders them", actual=first.description)
+            raise CaseFailed(f"{first.clause}: {worded(first)}{more}",
+                             expected="frames as CONTRACT.md orders them", actual=worded(first))
 
     def warnings(self) -> list[str]:
-        return [f"{v.clause}: {v.description}" for v in self.violations(Severity.WARNING)]
+        return [f"{v.clause}: {worded(v)}" for v in self.violations(Severity.WARNING)]
 
     @property
     def unfinished(self) -> bool:
@@ -383,6 +406,20 @@ class Conversation:
             await self.transport.close()
         except Exception:  # the peer may already be gone; closing is best effort
             pass
+
+
+def worded(violation: ProtocolViolation) -> str:
+    """The session checker's description for people: frames as JSON (as everywhere else in the
+    report), not as Python dicts; a missing field said as missing, not as None."""
+    text = violation.description.replace("sample_rate: None", "sample_rate (it has none)")
+    head, sep, tail = text.partition(": {")
+    if sep:
+        try:
+            value = ast.literal_eval("{" + tail)
+        except (ValueError, SyntaxError):
+            return text
+        return f"{head}: {json.dumps(value, ensure_ascii=False)}"
+    return text
 
 
 def _even_cuts(length: int, parts: int) -> list[int]:

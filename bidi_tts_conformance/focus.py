@@ -38,7 +38,13 @@ def focus_of(case_id: str) -> frozenset[Rule]:
                      if any(fnmatch.fnmatchcase(case_id, owner) for owner in owners))
 
 
+# Rules judged outside the session's checker, by the cases' own checks: who, for the notes.
+JUDGED_ELSEWHERE: dict[Rule, str] = {
+    Rule.ERROR_NO_CODE: "the errors.* and robust.* cases, each checking the code of its own error",
+}
+
+
 def judged_by(rule: Rule) -> str:
     """The case (or group) that judges `rule`, for notes in other cases."""
     owners = RULE_OWNERS.get(rule)
-    return " and ".join(owners) if owners else "no single case"
+    return " and ".join(owners) if owners else JUDGED_ELSEWHERE.get(rule, "no single case")

@@ -26,6 +26,10 @@ class Verdict(StrEnum):
     FAILED = "FAILED"
     INFORMATIONAL = "INFORMATIONAL"  # measured and reported, never judged
     SKIPPED = "SKIPPED"  # the target cannot run this case (e.g. HTTP cases over SageMaker)
+    # The case ran but could not judge: the situation it is about did not occur (a container that does
+    # not stream gives no moment "mid-synthesis"), or the container was busy with another case's
+    # runaway, or it cannot synthesize at all. Never a pass; reported apart, not as a failure.
+    NOT_JUDGED = "NOT-JUDGED"
 
 
 class Requires(StrEnum):
@@ -55,6 +59,11 @@ def non_strict(detail: str) -> Outcome:
 
 def informational(detail: str) -> Outcome:
     return Outcome(Verdict.INFORMATIONAL, detail)
+
+
+def not_judged(detail: str) -> Outcome:
+    """The situation the case judges did not occur; `detail` says why (never a pass)."""
+    return Outcome(Verdict.NOT_JUDGED, detail)
 
 
 CheckFn = Callable[["CaseContext"], Awaitable[Outcome | None]]

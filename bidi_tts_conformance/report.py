@@ -187,22 +187,18 @@ def pages_dir(html_path: Path) -> Path:
 
 
 def summary_lines(entries: list[Entry]) -> list[str]:
-    """A readable table (case, verdict, clauses), then expected-vs-actual for each failure."""
+    """A readable table (case, verdict, clauses, and the detail of every verdict but OK), each failure
+    with its expected and actual under its row: the one place a failure is printed."""
     lines = []
     id_w = max([len(e.case.id) for e in entries] + [4])
     for e in entries:
         clauses = ",".join(e.case.clauses)
-        note = "" if e.verdict in (Verdict.OK, Verdict.FAILED) else f"  {e.detail}"
+        note = "" if e.verdict == Verdict.OK else f"  {e.detail}"
         lines.append(f"{e.case.id:<{id_w}}  {e.verdict:<13}  {clauses}{note}")  # never cut the note
-    failed = [e for e in entries if e.verdict == Verdict.FAILED]
-    if failed:
-        lines.append("")
-        lines.append("Failures:")
-        for e in failed:
-            lines.append(f"  {e.case.id}: {e.case.description}  [{', '.join(e.case.clauses)}]")
-            lines.append(f"    expected: {e.expected or e.case.expectation}")
-            lines.append(f"    actual:   {e.actual or '-'}")
-            lines.append(f"    detail:   {e.detail}")
+        if e.verdict == Verdict.FAILED:
+            pad = " " * (id_w + 2)
+            lines.append(f"{pad}expected: {e.expected or e.case.expectation}")
+            lines.append(f"{pad}actual:   {e.actual or '-'}")
     counts = Counter(e.verdict for e in entries)
     lines.append("")
     lines.append("  ".join(f"{v}: {counts[v]}" for v in [*Verdict] if counts[v]))

@@ -3,8 +3,10 @@
 :func:`run_case` runs one case on its own (the suite's self-tests use it). :class:`SuiteRunner` runs
 a whole selection the way the pytest plugin does: it calibrates the timeouts on the container first,
 and before a case that follows one which left work running (a disconnect mid-message, a failure) it
-waits, bounded, until the container answers a short probe promptly again; a case that still starts
-on a busy container says so instead of blaming itself.
+waits, bounded, until the container answers a short probe promptly again. When that wait runs out
+(a runaway: the container keeps synthesizing what a case left behind), the case is NOT-JUDGED, naming
+the case that left the work, and every later case costs one short probe, not another wait: while the
+container stays busy they are NOT-JUDGED too, never failed for another case's runaway.
 """
 
 from __future__ import annotations
@@ -99,6 +101,10 @@ class SuiteRunner:
         self._case_timeout_given = case_timeout_given
         self._progress = progress
         self._previous: CaseResult | None = None
+        self._suspect: str | None = None  # the first case since the last quiet check that may have left work
+        self._runaway: str | None = None  # the case whose work outlasted the bounded wait
+        self._runaway_seen_by: str | None = None  # the case that found it (and says so in full)
+        self._mute_failed: str | None = None  # on a container that refuses every message: the case that says so
 
     def prepare(self) -> None:
         """Measure the container once (the first case calls this)."""
@@ -106,6 +112,9 @@ class SuiteRunner:
             return
         started = time.perf_counter()
         self.calibration = asyncio.run(calibrate(self.target, self.options.voice, self.options.sample_rate))
+        if self.calibration.refusal is not None:
+            self._progress(f"the container synthesizes nothing: 'Hi.' was refused with {self.calibration.refusal}; "
+                           "the first case that fails for it says so, the others are not judged")
         if self._calibrate_timeouts:
             changes: dict[str, float | None] = {"reply_timeout": self.calibration.reply_timeout,
                                                 "end_silence": self.calibration.end_silence,
@@ -114,7 +123,7 @@ class SuiteRunner:
                 changes["case_timeout"] = self.calibration.case_timeout()
             self.options = dataclasses.replace(self.options, **changes)  # type: ignore[arg-type]
             self._progress(f"{self.calibration.summary()}; case timeout {self.options.case_timeout:.0f} s "
-                           f"({time.perf_counter() - started:.1f} s)")
+                           f"(calibration took {time.perf_counter() - started:.1f} s)")
         else:
             self._progress(f"silence allowed {self.options.reply_timeout:.1f} s (--reply-timeout); "
                            f"{self.calibration.summary()}")
@@ -151,26 +160,81 @@ class SuiteRunner:
         if reason:
             return CaseResult(case, Verdict.SKIPPED, reason)
         self.prepare()
-        busy = self._settle() if self._previous is not None and self._needs_settling(self._previous) else None
+        if (busy := self._busy_before(case)) is not None:
+            return busy
         result = run_case(case, self.target, self.options)
-        if busy is not None:
-            result.notes.insert(0, busy)
-            if result.verdict is Verdict.FAILED:
-                result.detail = f"{busy}; then: {result.detail}"
-        self._previous = result
+        self._after(result)
+        return self._judged_on_a_mute_container(result)
+
+    def _judged_on_a_mute_container(self, result: CaseResult) -> CaseResult:
+        """A container that refuses even 'Hi.' fails every case that needs speech, for that one reason:
+        the first failure says so with the container's own error; the later ones are NOT-JUDGED."""
+        refusal = self.calibration.refusal if self.calibration is not None else None
+        if refusal is None or result.verdict is not Verdict.FAILED:
+            return result
+        if self._mute_failed is None:
+            self._mute_failed = result.case.id
+            result.detail = (f"the container synthesizes nothing: 'Hi.' was refused with {refusal} at the "
+                             f"start of the run; here: {result.detail}")
+            return result
+        result.verdict = Verdict.NOT_JUDGED
+        result.detail = (f"not judged: the container synthesizes nothing ({refusal}; see {self._mute_failed}); "
+                         f"here: {result.detail}")
         return result
+
+    # -- a container left busy: one bounded wait per runaway, not one per case --------------------
+    def _after(self, result: CaseResult) -> None:
+        """Remember the first case since the container was last seen quiet that may have left it busy."""
+        if self._suspect is None and self._needs_settling(result):
+            self._suspect = result.case.id
+        self._previous = result
 
     @staticmethod
     def _needs_settling(previous: CaseResult) -> bool:
         return previous.left_work_running or previous.verdict is Verdict.FAILED
 
-    def _settle(self) -> str | None:
-        """Wait, bounded, until a short probe is answered promptly; why not, when it never was."""
-        assert self.calibration is not None and self._previous is not None
+    def _busy_before(self, case: Case) -> CaseResult | None:
+        """None when the container is quiet enough to judge `case`; else its NOT-JUDGED result. The
+        first time the container stays busy it gets one bounded wait; once that has run out (a runaway),
+        each later case gets one short probe and, while the runaway lasts, is not judged."""
+        if self._runaway is None:
+            if self._suspect is None:
+                return None
+            why = self._settle(self._wait_budget())
+            if why is None:
+                self._suspect = None
+                return None
+            self._runaway, self._runaway_seen_by = self._suspect, case.id
+            self._progress(f"the container was still busy {self._wait_budget():.0f} s after {self._runaway}: "
+                           f"the cases after it are not judged while it stays busy")
+            detail = (f"not judged: the container was still busy with work that {self._runaway} left running "
+                      f"({why}); the cases after this one are not judged while it stays busy")
+            return CaseResult(case, Verdict.NOT_JUDGED, detail)
+        assert self.calibration is not None and self.calibration.probe_ttfa_s is not None
+        if self._settle(self._quick_budget()) is None:
+            self._progress(f"the container is quiet again after {self._runaway}'s runaway")
+            self._runaway = self._suspect = None
+            return None
+        return CaseResult(case, Verdict.NOT_JUDGED, f"not judged: the container was still busy with "
+                          f"{self._runaway}'s runaway (see {self._runaway_seen_by})")
+
+    def _wait_budget(self) -> float:
+        """Work a good container leaves behind (the sentence in progress when its client left) ends within
+        a few silences allowed; the rest is a runaway."""
+        return min(60.0, max(6.0, 3 * self.options.reply_timeout))
+
+    def _quick_budget(self) -> float:
+        """Long enough for a probe that would count as prompt, no longer."""
+        assert self.calibration is not None and self.calibration.probe_ttfa_s is not None
+        baseline = self.calibration.probe_ttfa_s
+        return max(3 * baseline, baseline + 0.5) + 0.5
+
+    def _settle(self, budget: float) -> str | None:
+        """Wait up to `budget` seconds until a short probe is answered promptly; why not, when it never was."""
+        assert self.calibration is not None
         baseline = self.calibration.probe_ttfa_s
         if baseline is None:
             return None
-        budget = min(60.0, max(20.0, 10 * self.options.reply_timeout))
         deadline = time.perf_counter() + budget
         last: float | None = None
         while (left := deadline - time.perf_counter()) > 0:
@@ -179,9 +243,6 @@ class SuiteRunner:
                 return None
             last = ttfa
             time.sleep(0.2)
-        previous = self._previous.case.id
-        self._progress(f"the container was still busy {budget:.0f} s after {previous}")
-        shown = f"{last:.1f} s" if last is not None else "no answer"
-        return (f"the container was still busy after the previous case {previous} left work running: "
-                f"a 'Hi.' probe took {shown} for {budget:.0f} s, against {baseline * 1000:.0f} ms at the start "
+        shown = f"its first audio after {last:.1f} s" if last is not None else "no audio"
+        return (f"a 'Hi.' probe got {shown} for {budget:.0f} s, against {baseline * 1000:.0f} ms at the start "
                 f"of the run")

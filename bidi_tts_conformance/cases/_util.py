@@ -151,7 +151,8 @@ async def refuse(conv: Conversation, bad: Bad) -> Outcome:
 def judge_error(conv: Conversation, got: ErrorReceived, bad: Bad) -> Outcome:
     """An error frame for `bad`: the right code, a human message; NON-STRICT for warnings in focus."""
     if got.code is None:
-        raise CaseFailed(f"{bad.what}: the error frame has no code (missing error code): {got.control}",
+        shown = json.dumps(got.control, ensure_ascii=False)
+        raise CaseFailed(f"{bad.what}: the error frame has no code (missing error code): {shown}",
                          expected=f"error code {bad.answers}", actual="no code")
     if got.code not in bad.codes:
         raise CaseFailed(f"{bad.what}: answered with error code {got.code!r}, expected {bad.answers}",

@@ -27,12 +27,18 @@ STREAM_RATIO, STREAM_SLACK_S = 2.5, 0.015
 
 
 @case("audio.order.1", "frames of one message come as synthesis_start, audio..., synthesis_complete",
-      clauses=["TTS-ORDER"], expect="start, at least one audio frame, complete; nothing else in between")
+      clauses=["TTS-ORDER"], expect="start, at least one audio frame, complete (not saying cancelled: "
+      "nothing was); nothing else in between")
 async def order(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
     reply = await conv.say(SENTENCE)
     if reply.started is None:
         raise CaseFailed("synthesis_complete without synthesis_start", expected="synthesis_start first")
+    if reply.completed is not None and reply.completed.control.get("cancelled") not in (None, False):
+        shown = json.dumps(reply.completed.control.get("cancelled"))
+        raise CaseFailed(f"synthesis_complete says \"cancelled\": {shown} though nothing was cancelled: a client "
+                         "cannot tell this message from one cut short", expected='no "cancelled" (or false)',
+                         actual=f'"cancelled": {shown}')
     return ok(f"{len(reply.frame_kinds)} frames")
 
 
@@ -99,7 +105,8 @@ async def consistent_totals(ctx: CaseContext) -> Outcome:
     if reply.completed is None:
         code = reply.error.code if reply.error else None
         raise CaseFailed(f"a valid message was refused with error {code or '(no code)'}",
-                         expected="synthesis_complete", actual=f"error {code}")
+                         expected="synthesis_complete",
+                         actual=f"error {code or '(no code)'}" if reply.error else "no synthesis_complete")
     reported = reply.completed.audio_bytes_reported
     if reported != len(reply.audio):
         shown = "no integer audio_bytes" if reported is None else f"audio_bytes={reported}"
@@ -139,7 +146,7 @@ async def _first_audio_s(conv: Conversation, text: str, *, read_to_end: bool) ->
     reply = await conv.wait_answer(rid)
     if reply.error is not None:
         raise CaseFailed(f"a valid message was refused with error {reply.error.code or '(no code)'}",
-                         expected="synthesis", actual=f"error {reply.error.code}")
+                         expected="synthesis", actual=f"error {reply.error.code or '(no code)'}")
     await conv.pump_until(lambda: bool(reply.audio) or reply.record.done)
     if reply.record.ttfa_s is None:
         raise CaseFailed("no audio", expected="audio", actual=conv.received())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from bidi_tts.chunker import split_sentences
 from bidi_tts.frames import FrameKind
 from bidi_tts_conformance.cases._util import SENTENCE, TINY
 from bidi_tts_conformance.cases.frames import long_text, sentences
@@ -11,7 +12,7 @@ from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.diagnose import describe_close
 from bidi_tts_conformance.driver import Conversation
 from bidi_tts_conformance.failures import CaseFailed
-from bidi_tts_conformance.model import Outcome, case, non_strict, ok
+from bidi_tts_conformance.model import Outcome, case, non_strict, not_judged, ok
 
 PROMPT_CLOSE_S = 2.0  # a close slower than this bends the SHOULD of a prompt close
 
@@ -24,8 +25,8 @@ async def _expect_close_1000(conv: Conversation, sent_at: float) -> Outcome:
                          actual="still open") from None
     elapsed = time.perf_counter() - sent_at
     if closed.code != 1000:
-        shown = "no close code (1006)" if closed.code is None else f"close code {closed.code}"
-        raise CaseFailed(f"wrong {shown} after a close request: the container {describe_close(closed)}",
+        shown = "no close frame (code 1006)" if closed.code is None else f"wrong close code {closed.code}"
+        raise CaseFailed(f"{shown} after a close request: the container {describe_close(closed)}",
                          expected="1000", actual=str(closed.code))
     conv.raise_violations()
     if elapsed > PROMPT_CLOSE_S:
@@ -65,7 +66,7 @@ async def close_while_synthesizing(ctx: CaseContext) -> Outcome:
                          f"{exc.detail}", expected="synthesis_complete, then close 1000", actual=how) from None
     if reply.error is not None:
         raise CaseFailed(f"the message was refused with error {reply.error.code or '(no code)'}",
-                         expected="synthesis_complete", actual=f"error {reply.error.code}")
+                         expected="synthesis_complete", actual=f"error {reply.error.code or '(no code)'}")
     # The close is due once the message is finished: time it from synthesis_complete, not from the
     # request (the synthesis in between is work the contract asks for).
     finished_at = reply.completed.at if reply.completed is not None else sent
@@ -85,26 +86,65 @@ async def _tiny_first_audio_s(ctx: CaseContext, *, warm: bool) -> float:
 
 @case("close.client.1", "the client closes mid-synthesis; the container stops that work and serves a new "
       "session at once", clauses=["TTS-SESSION", "TTS-ISOLATION"],
-      expect="the next session's first audio within 2x (the abandoned message's first audio + its own alone) "
-             "+ 0.25 s")
+      expect="the client leaves at the message's synthesis_start (or after 2 sentences' time); the next "
+             "session's first audio within 2x (one sentence's first audio + its own alone) + 0.25 s; "
+             "NOT-JUDGED when the message had ended first")
 async def client_close(ctx: CaseContext) -> Outcome:
     alone = await _tiny_first_audio_s(ctx, warm=True)
     text = long_text(400)
+    # How long one unit of work takes (the container may finish the sentence in progress): the text's
+    # first sentence alone, on a session of its own.
+    piece = await (await ctx.conversation()).exchange(split_sentences(text)[0])
+    one_piece = piece.record.ttfa_s or alone
     first = await ctx.conversation(patience=sentences(text) / 2)
     rid = await first.synthesize(text)
-    reply = await first.wait_answer(rid)
-    await first.pump_until(lambda: bool(reply.audio) or reply.record.done)
-    one_piece = reply.record.ttfa_s or alone  # about one sentence's synthesis time
+    # Leave at the first sign of work (synthesis_start, or audio where there is none), or after two
+    # sentences' time, whichever is first: a container that sends all its audio at the end has finished
+    # by its first audio, and the client would not leave mid-synthesis at all.
+    reply = await first.first_sign_or(rid, 2 * one_piece + 0.05)
+    if reply.error is not None:
+        raise CaseFailed(f"a {len(text)}-character message was refused with error {reply.error.code or '(no code)'}",
+                         expected="synthesis", actual=f"error {reply.error.code or '(no code)'}")
+    await first.pump_until(lambda: reply.record.done, silence=0.02)  # what had already arrived
+    when = "at its first sign of work" if reply.answered else "before any answer"
+    left_at = time.perf_counter()
+    ended = reply.record.done
     await first.close()
+    if ended:
+        return not_judged("the message had ended before the client could leave (its first sign of work was "
+                          "its end): the situation (a client leaving mid-synthesis) did not occur")
     try:
         after = await _tiny_first_audio_s(ctx, warm=False)
     except CaseFailed as exc:
         raise CaseFailed(f"after a client left mid-message, a new session failed: {exc.detail}",
                          expected="a new session served at once", actual=exc.actual) from None
     limit = 2 * (one_piece + alone) + 0.25
-    shown = (f"'Hi.' first audio {after * 1000:.0f} ms after a client left mid-message, {alone * 1000:.0f} ms "
-             f"alone; the abandoned message's first audio took {one_piece * 1000:.0f} ms")
+    shown = (f"'Hi.' first audio {after * 1000:.0f} ms after a client left mid-message "
+             f"({when}, {(left_at - reply.record.sent_at) * 1000:.0f} ms after sending {sentences(text)} sentences), "
+             f"{alone * 1000:.0f} ms alone; one sentence alone took {one_piece * 1000:.0f} ms to its first audio")
     if after > limit:
         raise CaseFailed(f"the new session waited for the abandoned message: {shown}",
                          expected=f"first audio within {limit * 1000:.0f} ms", actual=shown)
     return ok(shown)
+
+
+@case("close.after.1", "a message sent after {\"type\": \"close\"} is not started", clauses=["TTS-CLOSE"],
+      expect="nothing of the message sent after the close request, then a close")
+async def nothing_after_close(ctx: CaseContext) -> Outcome:
+    conv = await ctx.conversation()
+    first = await conv.synthesize(SENTENCE)
+    await conv.close_request()
+    late = await conv.synthesize(TINY)
+    try:
+        closed = await conv.wait_closed(max(conv.reply_timeout, 2 * PROMPT_CLOSE_S) * 2)
+    except CaseFailed as exc:
+        raise CaseFailed(f"no close after a close request with a message behind it: {exc.detail}",
+                         expected="close 1000", actual="still open") from None
+    if conv.replies[late].answered:
+        started = conv.replies[late].started is not None or bool(conv.replies[late].audio)
+        what = "synthesized" if started else "answered"
+        raise CaseFailed(f"a message sent after the close request was {what} before the close",
+                         expected="nothing of the later message, then close 1000", actual=f"the later message {what}")
+    # The close code is close.explicit.*'s business; finishing the message in progress, close.synthesizing.1's.
+    shown = "finished" if conv.replies[first].record.done else "ended"
+    return ok(f"{shown} the message in progress, ignored the later one, then {describe_close(closed)}")

@@ -54,6 +54,17 @@ def _misfit(transcript: str, texts: list[str]) -> float:
     return min(locate(words(t), words(transcript)).error_rate for t in texts)
 
 
+def _not_cut(reply: Reply, label: str = "the message") -> None:
+    """Fail when the audio stops mid-sound (judged on the audio, not on the recognizer, which completes
+    a cut-off sentence from context)."""
+    from bidi_tts_conformance.hearing.ending import ending
+
+    end = ending(reply.audio, reply.record.sample_rate)
+    if end is not None and end.cut:
+        raise CaseFailed(f"{label}: {end.describe()}", expected="speech that ends in a decay to silence",
+                         actual=f"the last 20 ms at {end.tail_db:.0f} dB of the speech")
+
+
 async def _hear_each(ears: Recognizer, replies: list[Reply], texts: list[str], label: str) -> None:
     """Fail naming the first reply whose audio does not say its own text, or says another's."""
     from bidi_tts_conformance.hearing.alignment import hear
@@ -61,6 +72,7 @@ async def _hear_each(ears: Recognizer, replies: list[Reply], texts: list[str], l
     clips = [(bytes(r.audio), r.record.sample_rate) for r in replies]
     transcripts = await asyncio.to_thread(transcribe_each, ears, clips)
     for n, (text, transcript) in enumerate(zip(texts, transcripts, strict=True), 1):
+        _not_cut(replies[n - 1], f"{label} {n} of {len(texts)}")
         others = {f"{label} {k}": t for k, t in enumerate(texts, 1) if k != n}
         heard = hear([text], transcript, others)
         if not heard.ok:  # confirm on the clip alone: Whisper may skip a clip that repeats its neighbour
@@ -74,7 +86,8 @@ async def _hear_each(ears: Recognizer, replies: list[Reply], texts: list[str], l
 
 @case("content.intelligible.1", "a two-sentence message says its words: normalized word error rate of the "
       "transcript (offline Whisper base)", clauses=["TTS-AUDIO"],
-      expect=f"word error rate <= {MAX_WER} (case, punctuation and numbers normalized)")
+      expect=f"word error rate <= {MAX_WER} (case, punctuation and numbers normalized); the audio does not "
+      "stop mid-sound")
 async def intelligible(ctx: CaseContext) -> Outcome:
     ears = await _recognizer()
     conv = await ctx.conversation()
@@ -83,6 +96,7 @@ async def intelligible(ctx: CaseContext) -> Outcome:
     if heard.wer > MAX_WER:
         raise CaseFailed(f"wrong words: word error rate {heard.wer:.2f} > {MAX_WER}: {heard.describe()}",
                          expected=" ".join(INTELLIGIBLE), actual=heard.heard)
+    _not_cut(reply)
     return ok(f"WER {heard.wer:.2f} over {reply.record.audio_seconds:.1f} s: heard {heard.heard!r}")
 
 
@@ -93,6 +107,7 @@ async def order(ctx: CaseContext) -> Outcome:
     ears = await _recognizer()
     conv = await ctx.conversation()
     reply = await conv.exchange(" ".join(ORDER))
+    _not_cut(reply)
     heard = await _hear(ears, reply, ORDER)
     if not heard.ok:
         raise CaseFailed(f"the sentences are not spoken as sent: {heard.describe()}",

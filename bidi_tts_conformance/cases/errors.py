@@ -93,26 +93,31 @@ MESSAGE_PROBES = [
 @case("errors.message.1", "every error frame carries a message for people, never a bare exception string",
       clauses=["TTS-ERROR"], expect="a human sentence in each error's message (not 'text', not a traceback)")
 async def human_messages(ctx: CaseContext) -> Outcome:
-    conv = await ctx.conversation()
-    problems, seen = [], 0
+    # Each probe on a session of its own: one that ends its session must not leave the others unjudged.
+    problems, seen, unanswered = [], 0, []
     for bad in MESSAGE_PROBES:
+        conv = await ctx.conversation()
         rid = conv.track()
         await conv.send_raw(bad.payload, kind=bad.kind)
         reply = await conv.wait_answer(rid)
         if reply.error is None:
-            if conv.closed is not None:
-                break
-            await conv.collect(rid)  # refusing it is errors.*'s business; here only messages count
+            if conv.closed is None:
+                await conv.collect(rid)  # refusing it is errors.*'s business; here only messages count
+            unanswered.append(bad.what)
+            await conv.close()
             continue
         seen += 1
         if problem := message_problem(reply.error.message):
             problems.append(f"{bad.what}: {problem}")
+        await conv.close()
     if problems:
         raise CaseFailed(f"{len(problems)} of {seen} error messages are not for people: " + "; ".join(problems),
                          expected="a human message", actual=problems[0])
     if not seen:
-        raise CaseFailed("no error frame at all for 7 bad messages", expected="error frames", actual="none")
-    return ok(f"{seen} error messages, each for people")
+        raise CaseFailed(f"no error frame at all for {len(MESSAGE_PROBES)} bad messages", expected="error frames",
+                         actual="none")
+    more = f" ({len(unanswered)} probes got no error frame: {', '.join(unanswered)})" if unanswered else ""
+    return ok(f"{seen} of {len(MESSAGE_PROBES)} error messages, each for people{more}")
 
 
 @case("errors.busy.1", "8 sessions at once: all served, or refused with a coded busy error",

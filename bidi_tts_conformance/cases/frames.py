@@ -51,7 +51,7 @@ async def handled(ctx: CaseContext, kind: FrameKind | None, text: str = SHORT, *
     reply = await conv.wait_answer(rid)
     if reply.error is not None:
         raise CaseFailed(f"refused with error {reply.error.code or '(no code)'}", expected="synthesis",
-                         actual=f"error {reply.error.code}")
+                         actual=f"error {reply.error.code or '(no code)'}")
     if not reply.answered:
         assert conv.closed is not None
         raise CaseFailed(f"the container {describe_close(conv.closed)} without answering; received: "

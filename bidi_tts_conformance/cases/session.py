@@ -77,7 +77,8 @@ async def reuse_after_errors(ctx: CaseContext) -> Outcome:
         try:
             await conv.exchange(TINY)
         except CaseFailed as exc:
-            raise CaseFailed(f"after error {i + 1} ({reply.error.code}) the session stopped working: "
+            code = reply.error.code or "(no code)"
+            raise CaseFailed(f"after bad message {i + 1} (answered with error {code}) the session stopped working: "
                              f"{exc.detail}", expected="synthesis", actual=exc.actual) from None
     return ok(f"{len(bad)} errors, {len(bad)} good messages")
 

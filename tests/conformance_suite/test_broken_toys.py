@@ -23,7 +23,7 @@ from bidi_tts_conformance.context import Options
 from bidi_tts_conformance.model import CaseResult, Verdict
 from bidi_tts_conformance.runner import run_case
 from bidi_tts_conformance.targets import DockerTarget, SageMakerEndpointTarget, Target
-from tests.toys import broken, broken_input, broken_output, broken_session, raw_frames
+from tests.toys import broken, broken_input, broken_output, broken_session, mutants, raw_frames
 from tests.toys.good import ServerThread, ToyContainer
 
 FAST = Options(reply_timeout=1.5, case_timeout=30.0)
@@ -129,6 +129,14 @@ TOYS: dict[str, Toy] = {
     "post_buffered": Toy(broken_session.PostBufferedToy, ("post.pcm.1",)),
     # cancel
     "good_without_cancel": Toy(ToyContainer, ("cancel.idle.1",)),
+    # defects that mutants of the reference container showed passing (issue 23)
+    "cancelled_always": Toy(mutants.CancelledAlwaysToy, ("frames.text.1", "session.multi.1")),
+    "cancel_without_flag": Toy(mutants.CancelWithoutFlagToy, ("frames.text.1", "audio.order.1")),
+    "post_format_401": Toy(mutants.PostFormat401Toy, ("post.pcm.1", "post.wav.1")),
+    "queued_cancel_bad_bytes": Toy(lambda: mutants.QueuedCancelToy(bad_bytes=True), ("frames.text.1",)),
+    "post_pcm_with_header": Toy(mutants.PostPcmWithWavHeaderToy, ("post.wav.1", "post.errors.1")),
+    "takes_after_close": Toy(mutants.TakesMessagesAfterCloseToy, ("close.explicit.1", "close.synthesizing.1")),
+    "queued_cancel": Toy(mutants.QueuedCancelToy, ("cancel.1", "cancel.queued.1", "audio.order.1")),
     # SageMaker transport, through the local runtime stand-in
     "sm_audio_as_text": Toy(broken_output.AudioAsTextFramesToy, ("health.accept.1",), via="sagemaker"),
     "sm_receive_text_only": Toy(broken.TextOnlyToy, ("sagemaker.datatype.1",), via="sagemaker"),
@@ -204,6 +212,9 @@ PROOFS: dict[str, Proof] = {
     "post.stream.1": Proof("post_buffered", "the response is buffered, not streamed"),
     "cancel.1": Proof("cancel_closes", "closed the session with 1000"),
     "cancel.idle.1": Proof("cancel_closes", "an idle cancel: the container closed the session with 1000"),
+    "close.after.1": Proof("takes_after_close", "a message sent after the close request was synthesized"),
+    "cancel.queued.1": Proof("queued_cancel_bad_bytes", "message 2 of 2 (cancelled synthesis_complete) reports "
+                                                        "audio_bytes=-1 but carried 0 bytes"),
     "sagemaker.datatype.1": Proof("sm_audio_as_text", "audio arrived with DataType UTF8 instead of BINARY"),
     "sagemaker.datatype.2": Proof("sm_receive_text_only", "DataType unset (BINARY) was not handled"),
     "sagemaker.close.1": Proof("sm_wrong_close_code", "the stream ended: the container closed the session with 1011"),
@@ -238,6 +249,10 @@ ALSO_FAILED: list[tuple[str, str, str]] = [
     ("wrong_totals", "audio.consistent.1", "reports audio_bytes="),
     ("wrong_close_code", "close.explicit.1", "wrong close code 1011"),
     ("wrong_close_code", "close.explicit.2", "wrong close code 1011"),
+    ("cancelled_always", "audio.order.1", "though nothing was cancelled"),
+    ("cancel_without_flag", "cancel.1", 'does not say "cancelled": true'),
+    ("post_format_401", "post.errors.1", "format 'mp3': HTTP 401"),
+    ("post_pcm_with_header", "post.pcm.1", "starts with a WAV header"),
 ]
 
 # Optional clauses: the verdict a toy without them gets (not a failure).

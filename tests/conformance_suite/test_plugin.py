@@ -17,7 +17,7 @@ from tests.toys.good import ServerThread
 from tests.toys.speaking import SpeakingToy, espeak_available
 
 ROOT = Path(__file__).resolve().parents[2]
-VERDICTS = {"OK", "NON-STRICT", "FAILED", "INFORMATIONAL", "SKIPPED"}
+VERDICTS = {"OK", "NON-STRICT", "FAILED", "INFORMATIONAL", "SKIPPED", "NOT-JUDGED"}
 
 
 def run_suite(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -45,8 +45,9 @@ def test_good_toy_passes_every_case_with_reports(good_url: str, tmp_path: Path) 
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     entries = json.loads(report.read_text())["cases"]
     from bidi_tts_conformance.cases import REGISTRY
+    from bidi_tts_conformance.selection import run_order
 
-    assert [e["id"] for e in entries] == [c.id for c in REGISTRY]
+    assert [e["id"] for e in entries] == [c.id for c in run_order(list(REGISTRY))]
     for e in entries:
         assert set(e) >= {"id", "clauses", "outcome", "verdict", "detail"}
         assert e["outcome"] in {"passed", "skipped"}, e
@@ -102,3 +103,21 @@ def test_list_cases_prints_ids_and_clauses() -> None:
     lines = [line for line in proc.stdout.splitlines() if line.startswith("errors.")]
     assert len(lines) >= 10 and all("TTS-ERROR" in line for line in lines)
     assert "frames.binary.1" not in proc.stdout
+
+
+@pytest.mark.timeout(120)
+def test_a_named_container_is_judged_by_its_cases_alone_each_failure_printed_once() -> None:
+    """The suite's own property tests stay out of the totals a container author reads, and a failure
+    is printed once, in the summary table with its expected and actual (issue 23)."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with ServerThread(broken.TextOnlyToy().app()) as server:
+        collected = subprocess.run(
+            [sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider", "--container-url", server.url,
+             "--collect-only", "-q"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+        proc = run_suite("--container-url", server.url, "--case", "frames.binary.1")
+    assert "properties" not in collected.stdout and "deselected" in collected.stdout, collected.stdout[-2000:]
+    assert proc.returncode == 1
+    assert proc.stdout.count("binary frame not handled") == 1, proc.stdout[-3000:]
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("frames.binary.1"))
+    assert "FAILED" in row and "binary frame not handled" in row
+    assert "expected: the message in a BINARY frame" in proc.stdout

@@ -129,7 +129,10 @@ class ToyContainer:
             return JSONResponse({"code": exc.code.value, "message": exc.message}, status_code=400)
         if not isinstance(parsed, protocol.SynthesizeRequest):
             return JSONResponse({"code": "unknown_type", "message": "POST takes a synthesize message."}, 400)
-        if _requested_format(await request.body()) == "wav":
+        fmt = _requested_format(await request.body())
+        if fmt not in ("pcm", "wav"):
+            return JSONResponse({"code": "bad_format", "message": "format must be pcm or wav."}, 400)
+        if fmt == "wav":
             return StreamingResponse(_with_wav_header(self.synth.stream(parsed), parsed.sample_rate),
                                      media_type="audio/wav")
         return StreamingResponse(self.synth.stream(parsed), media_type="audio/pcm")

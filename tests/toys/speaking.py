@@ -48,7 +48,9 @@ class SpeakingToy(ToyContainer):
     """A correct container whose synthesizer speaks each sentence with espeak-ng, streamed in frames."""
 
     def __init__(self) -> None:
-        super().__init__(ToyConfig())
+        # A little time per sentence, as a model takes: a message has a moment mid-synthesis (the
+        # cases about one say NOT-JUDGED on a container that makes everything at once).
+        super().__init__(ToyConfig(first_audio_delay_s=0.05))
 
     def sentences(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> list[str]:
         """What to say for `request` (variants change this)."""
@@ -60,6 +62,7 @@ class SpeakingToy(ToyContainer):
     async def frames(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> AsyncIterator[bytes]:
         step = int(self.config.frame_s * request.sample_rate) * 2
         for pcm in await self.spoken(self.sentences(ws, request), request.sample_rate):
+            await asyncio.sleep(self.config.first_audio_delay_s)
             for offset in range(0, len(pcm), step):
                 yield pcm[offset : offset + step]
 

@@ -1,0 +1,108 @@
+"""The suite against a container shaped like the AWS post's sample (issue 23's measurement).
+
+Runs every case but content.* (the toys speak in tones), as the pytest plugin does (calibrated
+timeouts, quiet-container probes, the plugin's case order), against tests/toys/samples.py's
+AwsSampleToy (one global lock, all audio at the end, no text limit, no cancel on disconnect, cancel
+answered "text required", uncoded errors, no sample_rate in synthesis_start) and a correct toy at
+the same model pace. Prints wall time, the failed cases by defect, the cases not judged, and the
+time ratio. Numbers, not pass/fail.
+
+    uv run python bench/bench_sample.py [--only sample|good] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bidi_tts_conformance import selection
+from bidi_tts_conformance.cases import REGISTRY
+from bidi_tts_conformance.context import Options
+from bidi_tts_conformance.model import CaseResult, Verdict
+from bidi_tts_conformance.runner import SuiteRunner
+from bidi_tts_conformance.targets import Target
+from tests.toys.good import ServerThread, ToyContainer
+from tests.toys.samples import AwsSampleToy, SampleLikeGoodToy
+
+# The sample's seven defects and the cases about each (globs; a defect is caught when one of them fails).
+DEFECTS: dict[str, tuple[str, ...]] = {
+    "1 one global lock": ("isolation.hol.1", "isolation.slow_reader.1"),
+    "2 all audio at the end": ("audio.stream.1", "post.stream.1"),
+    "3 no text limit": ("robust.text.3", "errors.text_too_long.1", "robust.size.1"),
+    "4 no cancel on disconnect": ("close.client.1",),
+    "5 cancel answered 'text required'": ("cancel.1",),
+    "6 errors carry no code": ("errors.*", "robust.*"),
+    "7 no sample_rate in synthesis_start": ("audio.format.1",),
+}
+
+
+def _about(case_id: str, globs: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(case_id, g) for g in globs)
+
+
+def ordered() -> list:
+    cases = [c for c in REGISTRY if c.group != "content"]
+    order = getattr(selection, "run_order", None)  # the plugin's order, where the suite has one
+    return order(cases) if order else cases
+
+
+def run(name: str, toy: ToyContainer) -> dict[str, object]:
+    with ServerThread(toy.app()) as server:
+        runner = SuiteRunner(Target(kind="url", base_url=server.url), Options())
+        started = time.perf_counter()
+        results: list[CaseResult] = [runner.run(case) for case in ordered()]
+        seconds = time.perf_counter() - started
+    failed = {r.case.id: r for r in results if r.verdict is Verdict.FAILED}
+    caught = {d: sorted(cid for cid in failed if _about(cid, globs)) for d, globs in DEFECTS.items()}
+    about = {cid for cid in failed if any(_about(cid, globs) for globs in DEFECTS.values())}
+    return {
+        "container": name, "seconds": round(seconds, 1), "cases": len(results),
+        "failed": sorted(failed), "failed_by_defect": caught,
+        "failed_about_no_defect": sorted(set(failed) - about),
+        "not_judged": sorted(r.case.id for r in results if r.verdict.value not in ("OK", "FAILED", "NON-STRICT",
+                                                                                    "INFORMATIONAL", "SKIPPED")),
+        "busy_failures": sorted(cid for cid, r in failed.items() if "still busy" in r.detail),
+        "details": {cid: r.detail[:240] for cid, r in failed.items()},
+        "slowest": [(r.case.id, round(r.duration_s, 1)) for r in sorted(results, key=lambda r: -r.duration_s)[:8]],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--only", choices=("sample", "good"), default=None)
+    parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
+    args = parser.parse_args()
+    logging.disable(logging.WARNING)
+    rows = []
+    if args.only in (None, "good"):
+        rows.append(run("good (same pace)", SampleLikeGoodToy()))
+    if args.only in (None, "sample"):
+        rows.append(run("sample-like", AwsSampleToy()))
+    for row in rows:
+        print(f"== {row['container']}: {row['seconds']} s, {row['cases']} cases, {len(row['failed'])} failed")  # type: ignore[arg-type]
+        if row["container"] == "sample-like":
+            for defect, ids in row["failed_by_defect"].items():  # type: ignore[attr-defined]
+                shown = ", ".join(ids[:6]) + (f" (+{len(ids) - 6} more)" if len(ids) > 6 else "")
+                print(f"   defect {defect:<38} {'CAUGHT by ' + shown if ids else 'MISSED'}")
+        print(f"   failed, about no defect above: {row['failed_about_no_defect']}")
+        print(f"   failed for a busy container: {row['busy_failures']}")
+        print(f"   not judged: {row['not_judged']}")
+        print(f"   slowest cases (s): {row['slowest']}")
+        for cid, detail in row["details"].items():  # type: ignore[attr-defined]
+            print(f"     {cid}: {detail}")
+    if len(rows) == 2:
+        print(f"time ratio sample/good: {rows[1]['seconds'] / max(rows[0]['seconds'], 0.1):.1f}x")  # type: ignore[operator]
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
