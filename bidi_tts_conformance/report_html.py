@@ -33,7 +33,7 @@ from bidi_tts_conformance.report_audio import audio_section
 from bidi_tts_conformance.trace import RECEIVED, SENT, TraceEvent
 
 VERDICT_COLORS = {"OK": "#c8f0c8", "NON-STRICT": "#fff2a8", "FAILED": "#f8c0c0", "INFORMATIONAL": "#cfe6ff",
-                  "SKIPPED": "#e6e6e6"}
+                  "NOT-JUDGED": "#e8d8f4", "SKIPPED": "#e6e6e6"}
 
 # What keeps every page within the window: without it a long token stretches the page sideways
 # (tests/conformance_suite/test_report_pages.py renders pages without it to show that).
