@@ -11,8 +11,10 @@ the real model; only the model call is replaced by a wait of the profile's predi
   ``g2p_*`` wait.
 - Concurrency: :class:`SharedDevice` is processor sharing with the profile's throughput curve: with
   k calls running, each advances at throughput(k)/k of its solo speed, re-evaluated whenever a call
-  starts or ends (the H200 measurements: 1.38x one call's throughput at 4, 0.70x at 16).
-- Batches: one pass of k units costs ``call(n_max) * (s + (1 - s) k)`` (``batch_shared_fraction``).
+  starts or ends.
+- Batches: one pass of k units costs ``s call(n_max) + (1 - s) sum call(n_i)`` (``batch_shared_fraction``).
+- G2P: a wait on the worker's thread (it holds the worker, as KPipeline's G2P does in the real
+  workers); with ``g2p_on_device`` it is device work too, sharing the device with the calls.
 - Audio: a quiet 200 Hz tone (-20 dBFS, so a listener measuring audible samples hears it) of the
   predicted duration, one chunk per model call, as the real backends yield.
 """
