@@ -465,7 +465,8 @@ def demand_table(steps: list[StepResult], slo_ms: float, focus: tuple[int, ...] 
 def compare_table(steps: list[StepResult]) -> str:
     """Predicted (timed backend) against measured (the same configuration on onnx), per session count."""
     rows = ["| config | sessions | measured TTFA p50 / p95 (ms) | predicted p50 / p95 (ms) | p50 / p95 ratio "
-            "| underruns measured / predicted | audio s per turn measured / predicted | audio-s/s measured / predicted |",
+            "| underruns measured / predicted | audio s per turn measured / predicted "
+            "| audio-s/s measured / predicted |",
             "|---|---|---|---|---|---|---|---|"]
     for timed in dict.fromkeys(s.config for s in steps if s.config.startswith("timed:")):
         real = timed.split(" ", 1)[1]
