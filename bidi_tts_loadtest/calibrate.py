@@ -9,12 +9,13 @@ reference container's plan is replayed with :mod:`bidi_tts.chunker`), so per mes
 - time to first audio = fixed + per_char * chars(first unit)   (+ one frame's transfer)
 - audio seconds       = audio_per_char * chars   (one rate over all the texts)
 
-Least squares over every message gives the numbers. Two forms are fitted for each: the straight
-lines above, and a polyline by length (knots at the thirds of the lengths seen: on a CPU a short unit
-costs more per character than a long one, and speaks longer per character). Each is judged by its
-leave-one-text-out error (every repeat of one text left out in turn, predicted from the rest); the
-profile gets the polyline (``call_ms_by_tokens``, ``audio_s_by_tokens``) only where it predicts the
-left-out texts better than the line. The completion time is not used: it also holds
+Least squares over the median of each text's repeats gives the numbers (a round slowed by other
+tenants of the machine moves nothing). Besides the straight lines above, forms by length compete: a
+polyline (knots at the thirds of the lengths seen: on a CPU a short unit costs more per character
+than a long one) and, for the audio, a constant per unit plus a rate (Kokoro pads every unit with
+silence; the container trims the first unit's). Each is judged by its leave-one-text-out error (one
+text left out in turn, predicted from the rest); the profile takes the best (``call_ms_by_tokens``,
+``audio_s_by_tokens``) only where it predicts the left-out texts better than the line. The completion time is not used: it also holds
 the transfer of the last unit's audio, which grows with the audio and would pass for model cost.
 Start the reference container with ``--first-clause-chars 0`` for a calibration (else every first
 unit is 40 characters or less and the lengths do not spread); give ``--first-clause-chars N`` here
@@ -87,7 +88,7 @@ class Fit:
     audio_error: float
     latency_by_chars: Points = field(default_factory=list)  # the polyline, when it predicts better
     audio_by_chars: Points = field(default_factory=list)
-    # Leave-one-text-out rms relative errors: {"latency": {"line": e, "bands": e}, "audio": {...}}
+    # Leave-one-text-out rms relative errors: {"latency": {"line": e, "by length": e}, "audio": {...}}
     holdout: dict[str, dict[str, float]] = field(default_factory=dict)
     band_errors: dict[str, float] = field(default_factory=dict)  # in-sample, of the polylines
 
@@ -195,18 +196,28 @@ def _holdout(groups: dict[tuple[int, ...], list[Observation]], value: Callable[[
     return math.sqrt(sum(errors) / len(errors)) if errors else math.inf
 
 
+def per_text_medians(observations: list[Observation]) -> list[Observation]:
+    """One observation per text: the median of its repeats. A round slowed by the machine's other
+    tenants (on the 2-core machine one round ran 50% slower than the next two) then moves no fit."""
+    groups: dict[tuple[int, ...], list[Observation]] = {}
+    for o in observations:
+        groups.setdefault(tuple(o.units), []).append(o)
+    return [Observation(list(units), float(np.median([o.ttfa_s for o in g])), float(np.median([o.audio_s for o in g])))
+            for units, g in groups.items()]
+
+
 def fit(observations: list[Observation]) -> Fit:
-    """Least-squares fit of the cost per unit and the audio per unit, as lines and as polylines by
-    length (see the module doc)."""
+    """Least-squares fit of the cost per unit and the audio per unit, as lines and by length (see
+    the module doc), on the median of each text's repeats."""
+    observations = per_text_medians(observations)
     rows: list[tuple[float, float]] = []
     ys: list[float] = []
     for o in observations:
         rows.append((1.0, float(o.units[0])))
         ys.append(o.ttfa_s)
     fixed, per_char = _lstsq2(rows, ys)
-    # Audio: one rate through the origin (seconds per character over all the texts). A per-unit
-    # term fitted beside it was unstable (0.57 s, then 1.42 s per unit from texts 10-92 characters
-    # long): Kokoro's speech is not linear in characters plus a constant per call.
+    # Audio: one rate through the origin (seconds per character over all the texts); the forms by
+    # length (a constant per unit plus a rate, or a polyline) compete with it in _fit_bands.
     chars = sum(sum(o.units) for o in observations)
     audio_per_char = sum(o.audio_s for o in observations) / chars if chars else 0.0
     if audio_per_char <= 0:
@@ -220,35 +231,38 @@ def fit(observations: list[Observation]) -> Fit:
 
 
 def _fit_bands(result: Fit, observations: list[Observation]) -> None:
-    """The polylines by length, kept where they predict left-out texts better than the lines."""
-    groups: dict[tuple[int, ...], list[Observation]] = {}
-    for o in observations:
-        groups.setdefault(tuple(o.units), []).append(o)
+    """The forms by length, kept where they predict left-out texts better than the lines: for the
+    time, a polyline; for the audio, a constant per unit plus a rate, or a polyline."""
+    groups = {tuple(o.units): [o] for o in observations}
     forms = {
-        # latency: the first unit only; audio: every unit of the message, a polyline with an intercept
-        "latency": (lambda o: o.ttfa_s, lambda o: o.units[:1], True),
-        "audio": (lambda o: o.audio_s, lambda o: o.units, True),
+        # latency: the first unit only; audio: every unit of the message
+        "latency": (lambda o: o.ttfa_s, lambda o: o.units[:1]),
+        "audio": (lambda o: o.audio_s, lambda o: o.units),
     }
-    for key, (value, units_of, intercept) in forms.items():
+    for key, (value, units_of) in forms.items():
         lengths = [c for o in observations for c in units_of(o)]
         at = knots(lengths)
         if not at or len(groups) < 2 * (len(at) + 2):
             continue
-        line = _holdout(groups, value, units_of, [], intercept=intercept)
-        if key == "audio":  # the line the profile uses is the rate through the origin
-            line = _holdout(groups, value, units_of, [], intercept=False)
-        bands = _holdout(groups, value, units_of, at, intercept=intercept)
-        result.holdout[key] = {"line": line, "bands": bands}
-        coef = _solve([_basis(units_of(o), at, intercept=intercept) for o in observations],
-                      [value(o) for o in observations])
-        preds = [float(np.dot(_basis(units_of(o), at, intercept=intercept), coef)) for o in observations]
-        result.band_errors[key] = _rms_rel(preds, [value(o) for o in observations])
-        if bands < line:
-            points = _polyline(coef, at, float(min(lengths)), float(max(lengths)), intercept=intercept)
-            if key == "latency":
-                result.latency_by_chars = points
-            else:
-                result.audio_by_chars = points
+        # (knots, intercept) of each candidate; "line" is the profile's straight line
+        candidates = {"line": ([], key == "latency"), "by length": (at, True)}
+        if key == "audio":
+            candidates["per unit"] = ([], True)
+        errors = {name: _holdout(groups, value, units_of, k, intercept=i) for name, (k, i) in candidates.items()}
+        result.holdout[key] = errors
+        best = min(errors, key=lambda name: errors[name])
+        for name in ("by length", "per unit") if key == "audio" else ("by length",):
+            k, i = candidates[name]
+            coef = _solve([_basis(units_of(o), k, intercept=i) for o in observations], [value(o) for o in observations])
+            if name == "by length":
+                preds = [float(np.dot(_basis(units_of(o), k, intercept=i), coef)) for o in observations]
+                result.band_errors[key] = _rms_rel(preds, [value(o) for o in observations])
+            if name == best:
+                points = _polyline(coef, k, float(min(lengths)), float(max(lengths)), intercept=i)
+                if key == "latency":
+                    result.latency_by_chars = points
+                else:
+                    result.audio_by_chars = points
 
 
 def measure(url: str, texts: list[str], repeats: int, *, first_clause_chars: int = 0, timeout_s: float = 60.0,
@@ -306,11 +320,12 @@ def run(url: str, out_path: Path, *, name: str, repeats: int, first_clause_chars
              f"audio {100 * result.audio_error:.1f}%")
     for key, errors in result.holdout.items():
         chosen = result.latency_by_chars if key == "latency" else result.audio_by_chars
-        table = ", ".join(f"{c:.0f} chars: {v * (1000 if key == 'latency' else 1):.{0 if key == 'latency' else 2}f}"
+        unit = "ms" if key == "latency" else "s"
+        table = ", ".join(f"{c:.0f} chars: {v * 1000:.0f}" if key == "latency" else f"{c:.0f} chars: {v:.2f}"
                           for c, v in chosen)
+        best = min(errors, key=lambda name: errors[name])
         print_fn(f"{key} by length: fit error {100 * result.band_errors[key]:.1f}%; left-one-text-out error "
-                 f"line {100 * errors['line']:.1f}% against by length {100 * errors['bands']:.1f}%: "
-                 + (f"the profile takes it by length ({table} {'ms' if key == 'latency' else 's'})" if chosen
-                    else "the profile keeps the line"))
+                 + ", ".join(f"{name} {100 * e:.1f}%" for name, e in errors.items())
+                 + (f": the profile takes it {best} ({table} {unit})" if chosen else ": the profile keeps the line"))
     print_fn(f"wrote {out_path}")
     return 0

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest.calibrate import Observation, calibration_texts, fit, measure, plan_units
+from bidi_tts_loadtest.calibrate import (
+    Observation,
+    calibration_texts,
+    fit,
+    measure,
+    per_text_medians,
+    plan_units,
+)
 from reference_container.synthesizers.timed_profile import parse_profile
 from tests.container.timed_server import REPO, timed_container
 
@@ -94,7 +101,7 @@ def test_fit_by_length_recovers_a_cost_that_is_not_a_line() -> None:
 
     result = fit(_observations(cost, audio))
     assert result.latency_error > 0.05  # the straight line misses it
-    assert result.holdout["latency"]["bands"] < result.holdout["latency"]["line"] / 2
+    assert result.holdout["latency"]["by length"] < result.holdout["latency"]["line"] / 2
     assert result.latency_by_chars and result.audio_by_chars  # both taken by length
     profile = parse_profile(result.profile("x", "test", tokens_per_char=1.0), "x")
     for c in (12, 30, 60, 90):
@@ -106,8 +113,8 @@ def test_fit_by_length_recovers_a_cost_that_is_not_a_line() -> None:
 def test_fit_keeps_the_line_when_the_cost_is_one() -> None:
     # Linear cost and audio, with ±5% noise: the polyline only fits the noise, and loses out of sample.
     result = fit(_observations(lambda c: 0.05 + 0.002 * c, lambda c: 0.07 * c, noise=0.05))
-    assert result.holdout["latency"]["line"] <= result.holdout["latency"]["bands"]
-    assert result.holdout["audio"]["line"] <= result.holdout["audio"]["bands"]
+    assert result.holdout["latency"]["line"] <= result.holdout["latency"]["by length"]
+    assert min(result.holdout["audio"].values()) == result.holdout["audio"]["line"]
     assert not result.latency_by_chars and not result.audio_by_chars
     profile = result.profile("x", "test", tokens_per_char=1.0)
     assert "call_ms_by_tokens" not in profile and "audio_s_by_tokens" not in profile
@@ -138,3 +145,22 @@ def test_calibrate_run_prints_both_errors_and_writes_a_profile_by_length(tmp_pat
     data = json.loads(out.read_text())
     assert len(data["fit"]["observations"]) == len(_observations(cost, cost))
     assert parse_profile(data, "p").call_s(20) == pytest.approx(cost(20), rel=0.05)
+
+
+def test_audio_with_a_constant_per_unit_takes_the_per_unit_form() -> None:
+    # Kokoro-like: 0.45 s per unit (padding) + 0.055 s/char; the first unit of a message 0.29 s less
+    # would be the container's trim. The rate through the origin misses short units; a polyline
+    # fits as well but extrapolates worse; the per-unit form is exact.
+    result = fit(_observations(lambda c: 0.3 + 0.02 * c, lambda c: 0.45 + 0.055 * c, noise=0.0))
+    errors = result.holdout["audio"]
+    assert errors["per unit"] < 1e-6 < errors["line"] and result.audio_error > 0.05
+    p = parse_profile(result.profile("x", "t", tokens_per_char=1.0), "x")
+    assert p.audio_s(10, 1.0) == pytest.approx(1.0) and p.audio_s(200, 1.0) == pytest.approx(11.45)
+
+
+def test_one_slow_round_does_not_move_the_fit() -> None:
+    clean = _observations(lambda c: 0.3 + 0.02 * c, lambda c: 0.07 * c, repeats=3)
+    slow = [Observation(o.units, o.ttfa_s * (1.5 if i < len(clean) // 3 else 1.0), o.audio_s)
+            for i, o in enumerate(clean)]  # the first round 50% slower: a busy machine
+    assert fit(slow).fixed_s == pytest.approx(0.3) and fit(slow).per_char_s == pytest.approx(0.02)
+    assert len(per_text_medians(slow)) == len(LENGTHS) + 2
