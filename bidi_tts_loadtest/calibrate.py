@@ -15,8 +15,9 @@ polyline (knots at the thirds of the lengths seen: on a CPU a short unit costs m
 than a long one) and, for the audio, a constant per unit plus a rate (Kokoro pads every unit with
 silence; the container trims the first unit's). Each is judged by its leave-one-text-out error (one
 text left out in turn, predicted from the rest); the profile takes the best (``call_ms_by_tokens``,
-``audio_s_by_tokens``) only where it predicts the left-out texts better than the line. The completion time is not used: it also holds
-the transfer of the last unit's audio, which grows with the audio and would pass for model cost.
+``audio_s_by_tokens``) only where it predicts the left-out texts better than the line. The
+completion time is not used: it also holds the transfer of the last unit's audio, which grows with
+the audio and would pass for model cost.
 Start the reference container with ``--first-clause-chars 0`` for a calibration (else every first
 unit is 40 characters or less and the lengths do not spread); give ``--first-clause-chars N`` here
 when the container cuts. The profile states the fit per phoneme token through ``tokens_per_char``
