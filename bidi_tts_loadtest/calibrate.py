@@ -23,7 +23,9 @@ unit is 40 characters or less and the lengths do not spread); give ``--first-cla
 when the container cuts. The profile states the fit per phoneme token through ``tokens_per_char``
 (misaki's English G2P makes about 1.07 tokens per character of the load test's corpus), so fixed cost
 and per-token cost read as Kokoro's. From outside, the G2P and the model call are one cost: the fit
-puts both in the call (``g2p_*`` are 0). One session cannot see how concurrent calls share the
+puts both in the call (``g2p_*`` are 0). The rms relative error of the cost fit becomes the
+profile's ``call_cv``: the real costs scatter around any form by that much, and the timed backend
+draws its costs with the same spread. One session cannot see how concurrent calls share the
 device: ``throughput_by_concurrency`` stays {1: 1.0}.
 """
 
@@ -110,6 +112,9 @@ class Fit:
             "throughput_by_concurrency": {"1": 1.0},
             "batch_shared_fraction": 0.0,
             "g2p_on_device": False,
+            # The measured costs' spread around the fitted form: the timed backend draws each call's
+            # cost with this spread, so its queues see the variance the real container's do.
+            "call_cv": round(self.band_errors["latency"] if self.latency_by_chars else self.latency_error, 3),
             "fit": {"latency_rms_rel_error": round(self.latency_error, 4),
                     "audio_rms_rel_error": round(self.audio_error, 4),
                     **{f"{k}_rms_rel_error_by_length": round(v, 4) for k, v in self.band_errors.items()},

@@ -15,6 +15,10 @@ any other is given by path). Every cost is wall time on the device it was measur
 - ``audio_s_by_tokens`` (optional): ``[[tokens, s], ...]``, audio of one model call by length at
   speed 1, piecewise linear like ``call_ms_by_tokens``; replaces the two fields above (short units
   speak slower per token);
+- ``call_cv`` (optional, default 0): the spread of a call's cost around the model, as a coefficient
+  of variation: each call's cost is drawn from a log-normal of mean 1 and this spread (a real
+  container's calls scatter by text and by run; with identical costs, queues at high utilisation
+  come out shorter than real ones: waiting grows with the variance of the service time);
 - ``max_tokens_per_call``: a unit longer than this is split into several calls (Kokoro: 510);
 - ``throughput_by_concurrency``: {k: device throughput with k calls running at once, relative to
   one}: each of k concurrent calls advances at throughput(k) / k of its solo speed; linear between
@@ -62,6 +66,7 @@ class Profile:
     throughput_by_concurrency: dict[int, float] = field(default_factory=lambda: {1: 1.0})
     batch_shared_fraction: float = 0.0
     g2p_on_device: bool = False
+    call_cv: float = 0.0
     call_ms_by_tokens: tuple[tuple[float, float], ...] = ()
     audio_s_by_tokens: tuple[tuple[float, float], ...] = ()
     description: str = ""
@@ -115,6 +120,7 @@ class Profile:
                 "max_tokens_per_call": self.max_tokens_per_call, "audio_s_per_call": self.audio_s_per_call,
                 "throughput_by_concurrency": {str(k): v for k, v in sorted(self.throughput_by_concurrency.items())},
                 "batch_shared_fraction": self.batch_shared_fraction, "g2p_on_device": self.g2p_on_device,
+                "call_cv": self.call_cv,
                 **({"call_ms_by_tokens": [list(p) for p in self.call_ms_by_tokens]} if self.call_ms_by_tokens else {}),
                 **({"audio_s_by_tokens": [list(p) for p in self.audio_s_by_tokens]} if self.audio_s_by_tokens else {})}
 
@@ -183,9 +189,13 @@ def parse_profile(data: object, where: str) -> Profile:
     if isinstance(shared, bool) or not isinstance(shared, (int, float)) or not 0 <= shared <= 1:
         raise ProfileError(f"profile {where}: 'batch_shared_fraction' must be a number from 0 to 1")
     per_call = _number(data, "audio_s_per_call", where) if "audio_s_per_call" in data else 0.0
+    call_cv = _number(data, "call_cv", where) if "call_cv" in data else 0.0
+    if call_cv > 2:
+        raise ProfileError(f"profile {where}: 'call_cv' must be from 0 to 2")
     name = data.get("name", Path(where).stem)
     return Profile(name=str(name), **numbers, max_tokens_per_call=max_tokens, audio_s_per_call=per_call,
-                   throughput_by_concurrency=curve, call_ms_by_tokens=_points(data, "call_ms_by_tokens", where),
+                   throughput_by_concurrency=curve, call_cv=call_cv,
+                   call_ms_by_tokens=_points(data, "call_ms_by_tokens", where),
                    audio_s_by_tokens=_points(data, "audio_s_by_tokens", where),
                    batch_shared_fraction=float(shared), g2p_on_device=bool(data.get("g2p_on_device", False)),
                    description=str(data.get("description", "")), source=str(data.get("source", "")))

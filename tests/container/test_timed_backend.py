@@ -247,3 +247,18 @@ def test_timed_backend_passes_the_conformance_suite(tmp_path: Path) -> None:
     cases = json.loads(report.read_text())["cases"]
     assert len(cases) > 50
     assert not [c["id"] for c in cases if c["outcome"] == "failed"]
+
+
+def test_call_cv_spreads_the_costs_around_the_model_and_zero_keeps_them() -> None:
+    synth = TimedSynthesizer(profile(call_cv=0.3))
+    draws = [synth.spread(1.0) for _ in range(20_000)]
+    mean = sum(draws) / len(draws)
+    cv = (sum((d - mean) ** 2 for d in draws) / len(draws)) ** 0.5 / mean
+    assert mean == pytest.approx(1.0, abs=0.01) and cv == pytest.approx(0.3, abs=0.02)
+    assert TimedSynthesizer(profile(call_cv=0.3)).spread(1.0) == draws[0]  # seeded: runs repeat
+    exact = TimedSynthesizer(profile())
+    assert {exact.spread(0.25) for _ in range(100)} == {0.25}
+    with pytest.raises(ProfileError, match="call_cv"):
+        profile(call_cv=-0.1)
+    with pytest.raises(ProfileError, match="call_cv"):
+        profile(call_cv=3)

@@ -32,6 +32,7 @@ def test_fit_recovers_exact_costs() -> None:
     assert result.latency_error == pytest.approx(0, abs=1e-9)
     profile = parse_profile(result.profile("x", "test", tokens_per_char=2.0), "x")
     assert profile.call_per_token_ms == pytest.approx(1.0) and profile.audio_s_per_token == pytest.approx(0.035)
+    assert profile.call_cv == 0.0  # exact costs: no spread to reproduce
     assert profile.audio_s_per_call == 0.0 and profile.audio_s(10, 1.0) == pytest.approx(0.35)
 
 
@@ -117,6 +118,7 @@ def test_fit_keeps_the_line_when_the_cost_is_one() -> None:
     assert min(result.holdout["audio"].values()) == result.holdout["audio"]["line"]
     assert not result.latency_by_chars and not result.audio_by_chars
     profile = result.profile("x", "test", tokens_per_char=1.0)
+    assert profile["call_cv"] == pytest.approx(result.latency_error, abs=1e-3) and profile["call_cv"] > 0.01
     assert "call_ms_by_tokens" not in profile and "audio_s_by_tokens" not in profile
 
 
