@@ -465,7 +465,9 @@ def demand_table(steps: list[StepResult], slo_ms: float, focus: tuple[int, ...] 
 def compare_table(steps: list[StepResult]) -> str:
     """Predicted (timed backend) against measured (the same configuration on onnx), per session count."""
     rows = ["| config | sessions | measured TTFA p50 / p95 (ms) | predicted p50 / p95 (ms) | p50 / p95 ratio "
-            "| underruns measured / predicted |", "|---|---|---|---|---|---|"]
+            "| underruns measured / predicted | audio s per turn measured / predicted "
+            "| audio-s/s measured / predicted |",
+            "|---|---|---|---|---|---|---|---|"]
     for timed in dict.fromkeys(s.config for s in steps if s.config.startswith("timed:")):
         real = timed.split(" ", 1)[1]
         for n in sorted({s.sessions for s in steps if s.config == timed}):
@@ -480,7 +482,8 @@ def compare_table(steps: list[StepResult]) -> str:
                 ratios.append("-" if not pv or not mv else f"{pv / mv:.2f}")
             rows.append(f"| {real} | {n} | {_ms(ms.ttfa_ms(50))} / {_ms(ms.ttfa_ms(95))} | "
                         f"{_ms(ps.ttfa_ms(50))} / {_ms(ps.ttfa_ms(95))} | {' / '.join(ratios)} | "
-                        f"{ms.underruns} / {ps.underruns} |")
+                        f"{ms.underruns} / {ps.underruns} | {ms.turn_audio_s:.1f} / {ps.turn_audio_s:.1f} | "
+                        f"{ms.audio_per_wall_s:.2f} / {ps.audio_per_wall_s:.2f} |")
     return "\n".join(rows)
 
 

@@ -11,8 +11,12 @@ the real model; only the model call is replaced by a wait of the profile's predi
   ``g2p_*`` wait.
 - Concurrency: :class:`SharedDevice` is processor sharing with the profile's throughput curve: with
   k calls running, each advances at throughput(k)/k of its solo speed, re-evaluated whenever a call
-  starts or ends (the H200 measurements: 1.38x one call's throughput at 4, 0.70x at 16).
-- Batches: one pass of k units costs ``call(n_max) * (s + (1 - s) k)`` (``batch_shared_fraction``).
+  starts or ends.
+- Batches: one pass of k units costs ``s call(n_max) + (1 - s) sum call(n_i)`` (``batch_shared_fraction``).
+- G2P: a wait on the worker's thread (it holds the worker, as KPipeline's G2P does in the real
+  workers); with ``g2p_on_device`` it is device work too, sharing the device with the calls.
+- Spread: with ``call_cv`` each call's cost is scaled by a log-normal draw of mean 1 (a seeded
+  generator: runs repeat).
 - Audio: a quiet 200 Hz tone (-20 dBFS, so a listener measuring audible samples hears it) of the
   predicted duration, one chunk per model call, as the real backends yield.
 """
@@ -21,6 +25,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -96,7 +102,8 @@ class TimedSynthesizer:
     sample_rate = 24_000
 
     def __init__(self, profile: Profile, *, workers: int = 1, batch_window_ms: float = 0.0,
-                 clock: Callable[[], float] = time.perf_counter, sleep: Callable[[float], None] = time.sleep) -> None:
+                 clock: Callable[[], float] = time.perf_counter, sleep: Callable[[float], None] = time.sleep,
+                 seed: int = 0) -> None:
         self.profile = profile
         self.device = SharedDevice(profile.throughput, clock)
         self._sleep = sleep
@@ -104,6 +111,14 @@ class TimedSynthesizer:
         self.batch_window_ms = batch_window_ms
         self.batcher: Batcher | None = None
         self.calls = 0
+        self._rng = random.Random(seed)
+        sigma = math.sqrt(math.log1p(profile.call_cv**2))
+        self._spread = (-sigma * sigma / 2, sigma)  # log-normal (mu, sigma) of mean 1
+
+    def spread(self, cost_s: float) -> float:
+        """`cost_s` scaled by a draw of the profile's spread (unchanged when ``call_cv`` is 0)."""
+        mu, sigma = self._spread
+        return cost_s * self._rng.lognormvariate(mu, sigma) if sigma > 0 else cost_s
 
     @property
     def voices(self) -> frozenset[str]:
@@ -119,7 +134,7 @@ class TimedSynthesizer:
 
     def _forward(self, batch: list[ModelCall]) -> list[Any]:
         """One batched pass (the Batcher's thread): every unit's tokens ride in `ref_s`."""
-        self.device.run(self.profile.batch_s([int(c.ref_s) for c in batch]))
+        self.device.run(self.spread(self.profile.batch_s([int(c.ref_s) for c in batch])))
         return [None] * len(batch)
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[np.ndarray]:
@@ -133,6 +148,6 @@ class TimedSynthesizer:
             if self.batcher is not None:
                 self.batcher(text, tokens, speed)
             else:
-                self.device.run(profile.call_s(tokens))
+                self.device.run(self.spread(profile.call_s(tokens)))
             self.calls += 1
             yield tone(profile.audio_s(tokens, speed), self.sample_rate)

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest.calibrate import Observation, calibration_texts, fit, measure, plan_units
+from bidi_tts_loadtest.calibrate import (
+    Observation,
+    calibration_texts,
+    fit,
+    measure,
+    per_text_medians,
+    plan_units,
+)
 from reference_container.synthesizers.timed_profile import parse_profile
 from tests.container.timed_server import REPO, timed_container
 
@@ -25,6 +32,7 @@ def test_fit_recovers_exact_costs() -> None:
     assert result.latency_error == pytest.approx(0, abs=1e-9)
     profile = parse_profile(result.profile("x", "test", tokens_per_char=2.0), "x")
     assert profile.call_per_token_ms == pytest.approx(1.0) and profile.audio_s_per_token == pytest.approx(0.035)
+    assert profile.call_cv == 0.0  # exact costs: no spread to reproduce
     assert profile.audio_s_per_call == 0.0 and profile.audio_s(10, 1.0) == pytest.approx(0.35)
 
 
@@ -49,7 +57,7 @@ def test_calibration_recovers_a_timed_server_of_known_cost(tmp_path: Path) -> No
     path = tmp_path / "known.json"
     path.write_text(json.dumps(known))
     with timed_container(str(path), "--no-warmup", "--first-clause-chars", "0") as url:
-        result = fit(measure(url, calibration_texts(), repeats=1))
+        result = fit(measure(url, calibration_texts(), repeats=3))  # medians of 3: a late wake-up moves nothing
     # Recovered within what one session's transfer and scheduling add (a few ms per unit).
     assert result.fixed_s * 1000 == pytest.approx(40.0, abs=8.0)
     assert result.per_char_s * 1000 == pytest.approx(0.5, rel=0.1)
@@ -67,3 +75,94 @@ def test_calibrate_command_usage_errors_are_one_line(tmp_path: Path) -> None:
                              "http://127.0.0.1:9", "--out", str(tmp_path / "p.json")], cwd=REPO,
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 69 and len(result.stderr.strip().splitlines()) == 1
+
+
+LENGTHS = [10, 18, 25, 33, 41, 50, 58, 67, 75, 84, 92]
+
+
+def _observations(cost, audio, noise: float = 0.0, repeats: int = 3) -> list[Observation]:
+    """Single-sentence messages at LENGTHS and two of several sentences; `noise`: a fixed ±share."""
+    texts = [[c] for c in LENGTHS] + [[18, 50, 75], [33, 58, 25, 92]]
+    out = []
+    for r in range(repeats):
+        for i, units in enumerate(texts):
+            wobble = 1 + noise * (((i * 7 + r * 3) % 5) - 2) / 2
+            out.append(Observation(units, cost(units[0]) * wobble, sum(audio(c) for c in units) * wobble))
+    return out
+
+
+def test_fit_by_length_recovers_a_cost_that_is_not_a_line() -> None:
+    # A CPU-like cost: 300 ms + 30 ms/char up to 40 characters, 10 ms/char beyond; audio with a
+    # per-unit 0.6 s and a rate that falls from 0.09 to 0.06 s/char.
+    def cost(c: float) -> float:
+        return 0.3 + 0.03 * min(c, 40) + 0.01 * max(0, c - 40)
+
+    def audio(c: float) -> float:
+        return 0.6 + 0.09 * min(c, 40) + 0.06 * max(0, c - 40)
+
+    result = fit(_observations(cost, audio))
+    assert result.latency_error > 0.05  # the straight line misses it
+    assert result.holdout["latency"]["by length"] < result.holdout["latency"]["line"] / 2
+    assert result.latency_by_chars and result.audio_by_chars  # both taken by length
+    profile = parse_profile(result.profile("x", "test", tokens_per_char=1.0), "x")
+    for c in (12, 30, 60, 90):
+        assert profile.call_s(c) == pytest.approx(cost(c), rel=0.04)
+        assert profile.audio_s(c, 1.0) == pytest.approx(audio(c), rel=0.04)
+    assert profile.as_dict()["call_ms_by_tokens"]
+
+
+def test_fit_keeps_the_line_when_the_cost_is_one() -> None:
+    # Linear cost and audio, with ±5% noise: the polyline only fits the noise, and loses out of sample.
+    result = fit(_observations(lambda c: 0.05 + 0.002 * c, lambda c: 0.07 * c, noise=0.05))
+    assert result.holdout["latency"]["line"] <= result.holdout["latency"]["by length"]
+    assert min(result.holdout["audio"].values()) == result.holdout["audio"]["line"]
+    assert not result.latency_by_chars and not result.audio_by_chars
+    profile = result.profile("x", "test", tokens_per_char=1.0)
+    assert profile["call_cv"] == pytest.approx(result.latency_error, abs=1e-3) and profile["call_cv"] > 0.01
+    assert "call_ms_by_tokens" not in profile and "audio_s_by_tokens" not in profile
+
+
+def test_fit_by_length_needs_lengths_that_spread() -> None:
+    obs = _observations(lambda c: 0.05 + 0.002 * c, lambda c: 0.07 * c)
+    few = [o for o in obs if o.units[0] in (10, 50, 92) and len(o.units) == 1]
+    result = fit(few)  # three lengths: the line only, no bands, no error
+    assert not result.holdout and not result.latency_by_chars
+
+
+def test_calibrate_run_prints_both_errors_and_writes_a_profile_by_length(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from bidi_tts_loadtest import calibrate
+
+    def cost(c: float) -> float:
+        return 0.3 + 0.03 * min(c, 40) + 0.01 * max(0, c - 40)
+
+    monkeypatch.setattr(calibrate, "measure", lambda *a, **k: _observations(cost, lambda c: 0.07 * c, noise=0.02))
+    lines: list[str] = []
+    out = tmp_path / "p.json"
+    assert calibrate.run("http://x", out, name="cpu", repeats=1, first_clause_chars=0, tokens_per_char=1.0,
+                         print_fn=lines.append) == 0
+    text = "\n".join(lines)
+    assert "latency by length" in text and "the profile takes it by length" in text
+    assert "audio by length" in text and "left-one-text-out" in text
+    data = json.loads(out.read_text())
+    assert len(data["fit"]["observations"]) == len(_observations(cost, cost))
+    assert parse_profile(data, "p").call_s(20) == pytest.approx(cost(20), rel=0.05)
+
+
+def test_audio_with_a_constant_per_unit_takes_the_per_unit_form() -> None:
+    # Kokoro-like: 0.45 s per unit (padding) + 0.055 s/char; the first unit of a message 0.29 s less
+    # would be the container's trim. The rate through the origin misses short units; a polyline
+    # fits as well but extrapolates worse; the per-unit form is exact.
+    result = fit(_observations(lambda c: 0.3 + 0.02 * c, lambda c: 0.45 + 0.055 * c, noise=0.0))
+    errors = result.holdout["audio"]
+    assert errors["per unit"] < 1e-6 < errors["line"] and result.audio_error > 0.05
+    p = parse_profile(result.profile("x", "t", tokens_per_char=1.0), "x")
+    assert p.audio_s(10, 1.0) == pytest.approx(1.0) and p.audio_s(200, 1.0) == pytest.approx(11.45)
+
+
+def test_one_slow_round_does_not_move_the_fit() -> None:
+    clean = _observations(lambda c: 0.3 + 0.02 * c, lambda c: 0.07 * c, repeats=3)
+    slow = [Observation(o.units, o.ttfa_s * (1.5 if i < len(clean) // 3 else 1.0), o.audio_s)
+            for i, o in enumerate(clean)]  # the first round 50% slower: a busy machine
+    assert fit(slow).fixed_s == pytest.approx(0.3) and fit(slow).per_char_s == pytest.approx(0.02)
+    assert len(per_text_medians(slow)) == len(LENGTHS) + 2

@@ -122,17 +122,17 @@ def test_config_specs() -> None:
 def test_message_basis_and_the_predicted_against_measured_table() -> None:
     from bidi_tts_loadtest.capacity import compare_table
 
-    def with_messages(config: str, ms: list[float], underruns: int = 0) -> StepResult:
-        turns = [TurnSample(2.0, underruns, 10.0, 0, message_ttfa_s=[m / 1000 for m in ms])]
+    def with_messages(config: str, ms: list[float], underruns: int = 0, audio_s: float = 10.0) -> StepResult:
+        turns = [TurnSample(2.0, underruns, audio_s, 0, message_ttfa_s=[m / 1000 for m in ms])]
         return StepResult(config, 2, 30.0, turns, 1.0, 1.0, {}, 1.0, "message")
 
     real = with_messages("deadline 1x2", [100.0] * 19 + [1000.0], underruns=2)
     assert real.ttfa_ms(50) == pytest.approx(100.0) and real.ttfa_ms(95) > 100.0
     assert step("x", 1, ttfa=2.0).ttfa_ms(50) == pytest.approx(2000.0)  # the turn basis stays the default
-    predicted = with_messages("timed:cpu deadline 1x2", [110.0] * 20)
+    predicted = with_messages("timed:cpu deadline 1x2", [110.0] * 20, audio_s=9.0)  # turns 10% short
     rows = compare_table([real, predicted]).splitlines()
     assert len(rows) == 3 and rows[2].startswith("| deadline 1x2 | 2 | 100 / ")
-    assert "| 1.10 / " in rows[2] and rows[2].endswith("| 2 / 0 |")
+    assert "| 1.10 / " in rows[2] and rows[2].endswith("| 2 / 0 | 10.0 / 9.0 | 0.33 / 0.30 |")
 
 
 def test_bad_profile_is_one_line_before_any_container_starts() -> None:
