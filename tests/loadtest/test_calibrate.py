@@ -53,15 +53,17 @@ def test_calibration_texts_spread_and_plan_like_the_container() -> None:
 @pytest.mark.slow
 def test_calibration_recovers_a_timed_server_of_known_cost(tmp_path: Path) -> None:
     known = {"name": "known", "tokens_per_char": 1.0, "g2p_fixed_ms": 0.0, "g2p_per_char_ms": 0.0,
-             "call_fixed_ms": 40.0, "call_per_token_ms": 0.5, "audio_s_per_token": 0.06}
+             "call_fixed_ms": 40.0, "call_per_token_ms": 2.0, "audio_s_per_token": 0.02}
     path = tmp_path / "known.json"
     path.write_text(json.dumps(known))
     with timed_container(str(path), "--no-warmup", "--first-clause-chars", "0") as url:
         result = fit(measure(url, calibration_texts(), repeats=3))  # medians of 3: a late wake-up moves nothing
-    # Recovered within what one session's transfer and scheduling add (a few ms per unit).
+    # Recovered within what one session's transfer and scheduling add (a few ms per unit). The cost per
+    # character is large beside the container's own work per audio sample (conversion, framing), which
+    # a loaded CI machine stretches: at 0.5 ms/char that work read as +22% (CI, 2026-12-01).
     assert result.fixed_s * 1000 == pytest.approx(40.0, abs=8.0)
-    assert result.per_char_s * 1000 == pytest.approx(0.5, rel=0.1)
-    assert result.audio_s_per_char == pytest.approx(0.06, rel=0.03)
+    assert result.per_char_s * 1000 == pytest.approx(2.0, rel=0.1)
+    assert result.audio_s_per_char == pytest.approx(0.02, rel=0.03)
 
 
 def test_calibrate_command_usage_errors_are_one_line(tmp_path: Path) -> None:
