@@ -1,7 +1,8 @@
 """The exit codes every command of the project uses (docs/exit-codes.md lists them once).
 
 The conformance suite set the numbers first (pytest's own 4 for a usage error, sysexits' 69 for
-EX_UNAVAILABLE); the load tools follow it so a CI step can tell the situations apart by code.
+EX_UNAVAILABLE); the load tools follow it so a CI step can tell the situations apart by code. They
+live here, on the floor every command stands on; ``bidi_tts_loadtest.exit_codes`` hands them on.
 """
 
 from __future__ import annotations

@@ -62,6 +62,10 @@ say "starting $image as $name on $url"
 docker run -d --name "$name" -p "$BIND_ADDRESS:$PORT:8080" $DOCKER_RUN_ARGS "$image" >/dev/null \
     || { say "docker run failed (is port $PORT free?)"; exit 69; }
 
+# The wait for /ping is written here again, not taken from bidi_tts.probe.wait_for_ping: with
+# SUITE=image this host has docker and a python3 but not the project, and the wait also watches the
+# container through `docker inspect`. It keeps probe's rules: 200 is ready, an exited container or
+# READY_TIMEOUT ends the wait (exit 69), a note every 15 s.
 ping_status() {
     python3 - "$url/ping" <<'EOF' 2>/dev/null || echo 000
 import sys, urllib.error, urllib.request

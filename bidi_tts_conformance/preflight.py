@@ -24,25 +24,24 @@ holds, a ``test_cases.py`` that defines them), not in listings (``--list-cases``
 from __future__ import annotations
 
 import asyncio
-import http.client
 import importlib.util
 import re
 import socket
 import ssl
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
+from bidi_tts import exit_codes, probe
 from bidi_tts.protocol import WS_PATH
 from bidi_tts_conformance import selection
 from bidi_tts_conformance.install_hint import install_command
 from bidi_tts_conformance.targets import READY_TIMEOUT_S, docker_available
 
-EXIT_UNREACHABLE = 69  # sysexits.h EX_UNAVAILABLE: the target cannot be reached or is not a container
+EXIT_UNREACHABLE = exit_codes.UNREACHABLE  # the target cannot be reached or is not a container
 CONNECT_TIMEOUT_S = 3.0  # for a TCP connection, and again for an HTTP or WebSocket answer
 ENDPOINT_OPEN_TIMEOUT_S = 6.0  # one InvokeEndpointWithBidirectionalStream, through the SDK
 DEFAULT_READY_TIMEOUT_S = READY_TIMEOUT_S  # SM-PING: /ping must answer 200 within 8 minutes of start
@@ -140,58 +139,40 @@ def _defines_cases(path: Path) -> bool:
 
 
 # -- a running container ---------------------------------------------------------------------------
-def _host_port(url: str, default_https: int = 443) -> tuple[str, int]:
-    parts = urlsplit(url)
-    host = parts.hostname or ""
+def _host_port(url: str) -> tuple[str, int]:
     try:
-        port = parts.port
+        return probe.host_port(url)
     except ValueError:
         raise pytest.UsageError(f"{url!r} has a port that is not a number") from None
-    return host, port or (default_https if parts.scheme in ("https", "wss") else 80)
 
 
 def _connect(url: str, what: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
     """Open and close one TCP connection to `url`'s host and port."""
-    host, port = _host_port(url)
+    host, _ = _host_port(url)
     try:
-        socket.create_connection((host, port), timeout=timeout).close()
-    except socket.gaierror:
-        raise Unreachable(f"cannot resolve the host {host!r} of {what} {url}") from None
-    except ConnectionRefusedError:
-        raise Unreachable(f"nothing listens at {what} {url} (connection refused)") from None
-    except TimeoutError:
-        raise Unreachable(f"{what} {url} did not accept a connection within {timeout:.0f} s "
-                          "(a wrong host or port, or a firewall)") from None
-    except OSError as exc:
-        raise Unreachable(f"cannot connect to {what} {url}: {exc.strerror or exc}") from None
+        probe.connect(url, timeout)
+    except probe.Unanswered as exc:
+        raise Unreachable({
+            "unresolved": f"cannot resolve the host {host!r} of {what} {url}",
+            "refused": f"nothing listens at {what} {url} (connection refused)",
+            "timeout": f"{what} {url} did not accept a connection within {timeout:.0f} s "
+                       "(a wrong host or port, or a firewall)",
+        }.get(exc.reason, f"cannot connect to {what} {url}: {exc.detail}")) from None
 
 
 def _ping(url: str, timeout: float = CONNECT_TIMEOUT_S) -> int:
     """The status of GET /ping; Unreachable when no HTTP answer comes."""
-    parts = urlsplit(url)
-    host, port = _host_port(url)
-    conn: http.client.HTTPConnection
-    if parts.scheme == "https":
-        conn = http.client.HTTPSConnection(host, port, timeout=timeout)
-    else:
-        conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    _host_port(url)
     try:
-        conn.request("GET", parts.path.rstrip("/") + "/ping")
-        return int(conn.getresponse().status)
-    except ConnectionRefusedError:
-        raise Unreachable(f"nothing listens at --container-url {url} (connection refused)") from None
-    except TimeoutError:
-        raise Unreachable(f"--container-url {url} accepted a connection but did not answer GET /ping within "
-                          f"{timeout:.0f} s; is it an HTTP container?") from None
-    except ssl.SSLError as exc:
-        raise Unreachable(f"TLS with --container-url {url} failed: {exc.reason or exc}") from None
-    except (http.client.HTTPException, ConnectionError) as exc:
-        raise Unreachable(f"--container-url {url} does not speak HTTP: GET /ping got "
-                          f"{type(exc).__name__} {exc}".rstrip()) from None
-    except OSError as exc:
-        raise Unreachable(f"cannot reach --container-url {url}: {exc.strerror or exc}") from None
-    finally:
-        conn.close()
+        return probe.ping(url, timeout)
+    except probe.Unanswered as exc:
+        raise Unreachable({
+            "refused": f"nothing listens at --container-url {url} (connection refused)",
+            "timeout": f"--container-url {url} accepted a connection but did not answer GET /ping within "
+                       f"{timeout:.0f} s; is it an HTTP container?",
+            "tls": f"TLS with --container-url {url} failed: {exc.detail}",
+            "not_http": f"--container-url {url} does not speak HTTP: GET /ping got {exc.detail}",
+        }.get(exc.reason, f"cannot reach --container-url {url}: {exc.detail}")) from None
 
 
 def _websocket_problem(url: str, timeout: float = CONNECT_TIMEOUT_S) -> str | None:
@@ -230,23 +211,18 @@ def check_url(url: str, *, ready_timeout: float = DEFAULT_READY_TIMEOUT_S, progr
 
 
 def _wait_loading(url: str, ready_timeout: float, progress: Progress) -> int:
-    started = time.monotonic()
     progress(f"{url}/ping answers 503: the container is still loading; waiting up to {ready_timeout:.0f} s "
              "for 200 (--ready-timeout)")
-    next_note = started + PROGRESS_EVERY_S
-    status = 503
-    while status == 503:
-        elapsed = time.monotonic() - started
-        if elapsed >= ready_timeout:
-            raise Unreachable(f"--container-url {url} is still loading: /ping answered 503 for {elapsed:.0f} s "
-                              "(--ready-timeout)")
-        time.sleep(min(0.5, max(0.0, ready_timeout - elapsed)))
-        status = _ping(url)
-        if time.monotonic() >= next_note:
-            next_note += PROGRESS_EVERY_S
-            progress(f"still loading: /ping answers {status} after {time.monotonic() - started:.0f} s")
-    progress(f"/ping answered {status} after {time.monotonic() - started:.1f} s")
-    return status
+    waited = probe.wait_for_ping(
+        url, ready_timeout, settled=lambda status: status != 503, probe=lambda: _ping(url), interval=0.5,
+        note=lambda status, elapsed: progress(f"still loading: /ping answers {status} after {elapsed:.0f} s"),
+        note_every=PROGRESS_EVERY_S)
+    if not waited.ready:
+        raise Unreachable(f"--container-url {url} is still loading: /ping answered 503 for {waited.elapsed:.0f} s "
+                          "(--ready-timeout)")
+    progress(f"/ping answered {waited.status} after {waited.elapsed:.1f} s")
+    assert waited.status is not None  # _ping answers a status or raises
+    return waited.status
 
 
 # -- a SageMaker endpoint --------------------------------------------------------------------------

@@ -8,16 +8,13 @@ through InvokeEndpointWithBidirectionalStream).
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from bidi_tts.local_container import LocalContainer
+from bidi_tts.probe import wait_for_ping
 from bidi_tts.transports.base import Transport
 from bidi_tts.transports.websocket import WebSocketTransport
 
@@ -29,23 +26,6 @@ Progress = Callable[[str], None]
 
 def _quiet(_: str) -> None:
     pass
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def ping_status(base_url: str, timeout: float = 2.0) -> int | None:
-    """HTTP status of GET /ping, or None when nothing answers."""
-    try:
-        with urllib.request.urlopen(base_url.rstrip("/") + "/ping", timeout=timeout) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        return int(exc.code)
-    except (OSError, ValueError):
-        return None
 
 
 @dataclass
@@ -82,22 +62,17 @@ class Target:
 
 def wait_ready(base_url: str, timeout: float, progress: Progress, alive: Callable[[], bool]) -> None:
     """Poll /ping until 200, printing progress every few seconds."""
-    start = time.monotonic()
-    last_note = start
-    status: int | None = None
-    while time.monotonic() - start < timeout:
-        if not alive():
-            raise RuntimeError(f"the container exited before /ping answered 200 (last status {status})")
-        status = ping_status(base_url, timeout=2.0)
-        if status == 200:
-            progress(f"ready after {time.monotonic() - start:.1f} s ({base_url}/ping answered 200)")
-            return
-        if time.monotonic() - last_note >= 5:
-            last_note = time.monotonic()
-            shown = "no answer" if status is None else f"HTTP {status}"
-            progress(f"waiting for {base_url}/ping: {shown} after {last_note - start:.0f} s")
-        time.sleep(0.25)
-    raise RuntimeError(f"{base_url}/ping did not answer 200 within {timeout:.0f} s (last status {status})")
+
+    def note(status: int | None, elapsed: float) -> None:
+        shown = "no answer" if status is None else f"HTTP {status}"
+        progress(f"waiting for {base_url}/ping: {shown} after {elapsed:.0f} s")
+
+    waited = wait_for_ping(base_url, timeout, alive=alive, note=note)
+    if waited.outcome == "exited":
+        raise RuntimeError(f"the container exited before /ping answered 200 (last status {waited.status})")
+    if waited.outcome == "timeout":
+        raise RuntimeError(f"{base_url}/ping did not answer 200 within {timeout:.0f} s (last status {waited.status})")
+    progress(f"ready after {waited.elapsed:.1f} s ({base_url}/ping answered 200)")
 
 
 @dataclass
@@ -107,19 +82,15 @@ class ProcessTarget(Target):
     kind: str = "process"
     ready_timeout: float = READY_TIMEOUT_S
     log_path: str | None = None
-    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    _proc: LocalContainer | None = field(default=None, repr=False)
 
     def start(self, progress: Progress = _quiet) -> None:
-        port = free_port()
-        self.base_url = f"http://127.0.0.1:{port}"
-        cmd = [sys.executable, "-m", "reference_container", "--host", "127.0.0.1", "--port", str(port)]
-        progress(f"starting the reference container: {' '.join(cmd)}")
-        log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL
-        self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-        self.description = f"process pid {self._proc.pid} {self.base_url}"
+        proc = self._proc = LocalContainer(log=Path(self.log_path) if self.log_path else None)
+        self.base_url = proc.url
+        progress(f"starting the reference container: {' '.join(proc.command)}")
+        self.description = f"process pid {proc.pid} {self.base_url}"
         try:
-            wait_ready(self.base_url, self.ready_timeout, progress, lambda: self._proc is not None
-                       and self._proc.poll() is None)
+            wait_ready(self.base_url, self.ready_timeout, progress, proc.alive)
         except BaseException:
             self.stop()
             raise
@@ -131,14 +102,8 @@ class ProcessTarget(Target):
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        if proc is not None:
+            proc.stop()
 
 
 def docker_available(image: str) -> tuple[bool, str]:

@@ -32,15 +32,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from bidi_tts.deadline import Deadline
+from bidi_tts.local_container import LocalContainer
 from bidi_tts.metrics import percentile, playback_time, playback_underruns
 from bidi_tts.protocol import DEFAULT_SAMPLE_RATE
 from bidi_tts.session import ClientSession
@@ -349,17 +349,13 @@ class Container:
     def __init__(self, config: Config, port: int, log_dir: Path) -> None:
         self.config = config
         self.name = config.name
-        self.url = f"http://127.0.0.1:{port}"
         slug = "".join(c if c.isalnum() else "-" for c in config.name)
-        log = (log_dir / f"container-{slug}.log").open("wb")
         self.stats_file = log_dir / f"scheduler-{slug}.json"
         self.stats_file.unlink(missing_ok=True)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "reference_container", "--host", "127.0.0.1", "--port", str(port),
-             *config.args(), "--log-level", "warning"],
-            stdout=log, stderr=subprocess.STDOUT,
-            env={**os.environ, "SCHEDULER_STATS_FILE": str(self.stats_file)},
-        )
+        self.process = LocalContainer(port, [*config.args(), "--log-level", "warning"],
+                                      log=log_dir / f"container-{slug}.log",
+                                      env={"SCHEDULER_STATS_FILE": str(self.stats_file)})
+        self.url = self.process.url
 
     def read_sched(self) -> dict[str, float]:
         """The scheduler's running totals (written after its last job of a burst); {} before any."""
@@ -368,26 +364,15 @@ class Container:
         except (OSError, ValueError):
             return {}
 
-    def wait_ready(self, deadline: float) -> None:
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"container {self.name} exited with {self.proc.returncode} (see its log)")
-            try:
-                with urllib.request.urlopen(self.url + "/ping", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
-            time.sleep(1.0)
-        raise RuntimeError(f"container {self.name} not ready in time")
+    def wait_ready(self, deadline: Deadline) -> None:
+        waited = self.process.wait_ready(deadline.remaining(), interval=1.0)
+        if waited.outcome == "exited":
+            raise RuntimeError(f"container {self.name} exited with {self.process.returncode} (see its log)")
+        if waited.outcome == "timeout":
+            raise RuntimeError(f"container {self.name} not ready in time")
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self.process.stop()
 
 
 # -- report -------------------------------------------------------------------------------------
@@ -615,7 +600,7 @@ def main(argv: list[str] | None = None) -> int:
     containers = [Container(c, args.port_base + i, args.log_dir) for i, c in enumerate(args.configs)]
     steps: list[StepResult] = []
     try:
-        ready_by = time.monotonic() + 600
+        ready_by = Deadline(600)
         for container in containers:
             container.wait_ready(ready_by)
         print(f"# {len(containers)} containers ready; cpus={os.cpu_count()} load={os.getloadavg()}", flush=True)

@@ -2,33 +2,29 @@
 
 from __future__ import annotations
 
-import socket
 from typing import Any
-from urllib.parse import urlsplit
 
-DEFAULT_PORTS = {"http": 80, "ws": 80, "https": 443, "wss": 443}
+from bidi_tts import probe
 
 
 def unreachable(url: str, timeout_s: float = 3.0) -> str | None:
     """Why nothing answers a TCP connect at `url`'s host and port (None when something does)."""
-    parts = urlsplit(url)
-    host = parts.hostname
-    if not host:
-        return None  # not a URL this checks; the usage checks say why
     try:
-        port = parts.port or DEFAULT_PORTS.get(parts.scheme, 80)
+        host, port = probe.host_port(url)
     except ValueError:
+        return None  # not a URL this checks; the usage checks say why
+    if not host:
         return None
     try:
-        with socket.create_connection((host, port), timeout=timeout_s):
-            return None
-    except socket.gaierror:
-        return f"cannot resolve {host!r} (from {url})"
-    except TimeoutError:
-        return f"nothing answers at {host}:{port} within {timeout_s:g} s (from {url})"
-    except OSError as exc:
-        why = "connection refused" if isinstance(exc, ConnectionRefusedError) else (exc.strerror or type(exc).__name__)
+        probe.connect(url, timeout_s)
+    except probe.Unanswered as exc:
+        if exc.reason == "unresolved":
+            return f"cannot resolve {host!r} (from {url})"
+        if exc.reason == "timeout":
+            return f"nothing answers at {host}:{port} within {timeout_s:g} s (from {url})"
+        why = "connection refused" if exc.reason == "refused" else exc.detail
         return f"nothing listens at {host}:{port} ({why}; from {url})"
+    return None
 
 
 def target_unreachable(options: Any, host: str | None, timeout_s: float = 3.0) -> str | None:
