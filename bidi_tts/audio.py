@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import struct
 import wave
+from dataclasses import dataclass
 from os import PathLike
 
 import numpy as np
@@ -23,16 +24,20 @@ __all__ = [
     "STREAMING_SIZE",
     "WAV_HEADER_BYTES",
     "WavError",
+    "WavLayout",
     "bytes_to_seconds",
+    "dbfs_to_level",
     "first_audible_sample",
     "float_to_pcm16",
     "is_silent",
+    "level_to_dbfs",
     "pcm16_to_float",
     "read_wav",
     "rms_dbfs",
     "sample_count",
     "seconds_to_bytes",
     "wav_header",
+    "wav_layout",
     "write_wav",
 ]
 
@@ -144,13 +149,22 @@ def write_wav(
         out.writeframes(pcm)
 
 
-def read_wav(data: bytes, *, channels: int = CHANNELS) -> tuple[bytes, int]:
-    """Parse a 16-bit PCM WAV file (also a streamed one with 0xFFFFFFFF sizes) to ``(pcm, rate)``.
+@dataclass(frozen=True, slots=True)
+class WavLayout:
+    """What a WAV file's header says: the RIFF size, the fmt chunk, and where the data chunk's bytes start."""
 
-    A data chunk whose size is 0xFFFFFFFF or runs past the end takes the rest of the bytes
-    (trimmed to whole sample frames). Raises :class:`WavError` for anything else than 16-bit
-    integer PCM with ``channels`` channels.
-    """
+    riff_size: int
+    format_tag: int
+    channels: int
+    sample_rate: int
+    bits: int
+    data_start: int  # offset of the first PCM byte
+    data_size: int  # as the data chunk's header says (:data:`STREAMING_SIZE` for a stream)
+
+
+def wav_layout(data: bytes) -> WavLayout:
+    """Walk the RIFF chunks of ``data`` up to its data chunk; :class:`WavError` when there is no
+    RIFF/WAVE magic, no whole fmt chunk before the data chunk, or no data chunk."""
     if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         raise WavError("not a RIFF/WAVE file")
     pos, fmt = 12, None
@@ -165,17 +179,41 @@ def read_wav(data: bytes, *, channels: int = CHANNELS) -> tuple[bytes, int]:
             if fmt is None:
                 raise WavError("data chunk before fmt chunk")
             tag, n_channels, rate, _byte_rate, _align, bits = fmt
-            if tag not in (_WAVE_FORMAT_PCM, _WAVE_FORMAT_EXTENSIBLE) or bits != 16:
-                raise WavError(f"not 16-bit integer PCM (format {tag}, {bits} bits)")
-            if n_channels != channels:
-                raise WavError(f"{n_channels} channels, expected {channels}")
-            if rate <= 0:
-                raise WavError("sample rate is zero")
-            end = len(data) if size == STREAMING_SIZE else min(len(data), body + size)
-            pcm = data[body:end]
-            return pcm[: len(pcm) - len(pcm) % _frame_bytes(channels)], rate
+            riff_size = struct.unpack_from("<I", data, 4)[0]
+            return WavLayout(riff_size, tag, n_channels, rate, bits, body, size)
         pos = body + size + (size & 1)  # chunks are padded to an even length
     raise WavError("no data chunk")
+
+
+def read_wav(data: bytes, *, channels: int = CHANNELS) -> tuple[bytes, int]:
+    """Parse a 16-bit PCM WAV file (also a streamed one with 0xFFFFFFFF sizes) to ``(pcm, rate)``.
+
+    A data chunk whose size is 0xFFFFFFFF or runs past the end takes the rest of the bytes
+    (trimmed to whole sample frames). Raises :class:`WavError` for anything else than 16-bit
+    integer PCM with ``channels`` channels.
+    """
+    wav = wav_layout(data)
+    if wav.format_tag not in (_WAVE_FORMAT_PCM, _WAVE_FORMAT_EXTENSIBLE) or wav.bits != 16:
+        raise WavError(f"not 16-bit integer PCM (format {wav.format_tag}, {wav.bits} bits)")
+    if wav.channels != channels:
+        raise WavError(f"{wav.channels} channels, expected {channels}")
+    if wav.sample_rate <= 0:
+        raise WavError("sample rate is zero")
+    end = len(data) if wav.data_size == STREAMING_SIZE else min(len(data), wav.data_start + wav.data_size)
+    pcm = data[wav.data_start:end]
+    return pcm[: len(pcm) - len(pcm) % _frame_bytes(channels)], wav.sample_rate
+
+
+def dbfs_to_level(dbfs: float) -> float:
+    """The linear level, as a fraction of full scale, of ``dbfs`` dB (-20 dBFS is 0.1, 0 dBFS is 1.0)."""
+    return float(10.0 ** (dbfs / 20.0))
+
+
+def level_to_dbfs(level: float) -> float:
+    """The dB of a linear level relative to full scale (1.0 is 0 dB); ``-inf`` for 0 or less.
+
+    Also the dB of one level relative to another: ``level_to_dbfs(a / b)``."""
+    return 20.0 * math.log10(level) if level > 0 else -math.inf
 
 
 def rms_dbfs(pcm: bytes) -> float:
@@ -184,8 +222,7 @@ def rms_dbfs(pcm: bytes) -> float:
     x = pcm16_to_float(pcm).astype(np.float64)
     if x.size == 0:
         return -math.inf
-    rms = math.sqrt(float(np.mean(x * x)))
-    return 20.0 * math.log10(rms) if rms > 0 else -math.inf
+    return level_to_dbfs(math.sqrt(float(np.mean(x * x))))
 
 
 def is_silent(pcm: bytes, threshold_dbfs: float = -60.0) -> bool:
@@ -204,6 +241,6 @@ def first_audible_sample(pcm: bytes, threshold_dbfs: float = AUDIBLE_DBFS) -> in
         return None
     # int16 magnitudes, compared in int32 so that -32768 does not wrap; the threshold is rounded
     # up to the first integer level that reaches it.
-    level = math.ceil(_FULL_SCALE * 10.0 ** (threshold_dbfs / 20.0) - 1e-9)
+    level = math.ceil(_FULL_SCALE * dbfs_to_level(threshold_dbfs) - 1e-9)
     loud = np.flatnonzero(np.abs(np.frombuffer(whole, dtype="<i2").astype(np.int32)) >= level)
     return int(loud[0]) if loud.size else None

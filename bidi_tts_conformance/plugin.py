@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from bidi_tts.protocol import DEFAULT_SAMPLE_RATE, DEFAULT_VOICE
 from bidi_tts_conformance import preflight, selection
 from bidi_tts_conformance.context import Options
 from bidi_tts_conformance.model import Case, CaseResult, Registry, Verdict
@@ -51,8 +52,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--list-cases", action="store_true", help="list case ids, clauses and descriptions; exit")
     g.addoption("--conformance-strict", action="store_true",
                 help="NON-STRICT verdicts fail (pytest's own --strict does the same)")
-    g.addoption("--voice", default="af_heart", help="voice for the cases (default af_heart)")
-    g.addoption("--sample-rate", type=int, default=24_000, help="sample rate for the cases (default 24000)")
+    g.addoption("--voice", default=DEFAULT_VOICE, help=f"voice for the cases (default {DEFAULT_VOICE})")
+    g.addoption("--sample-rate", type=int, default=DEFAULT_SAMPLE_RATE,
+                help=f"sample rate for the cases (default {DEFAULT_SAMPLE_RATE})")
     g.addoption("--case-timeout", type=float, default=None,
                 help="seconds for one whole case (default: 25x the silence allowed, 60 to 300)")
     g.addoption("--reply-timeout", type=float, default=None,
@@ -74,16 +76,15 @@ class ConformanceState:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        reply_timeout = config.getoption("reply_timeout")
-        case_timeout = config.getoption("case_timeout")
+        # A timeout not given keeps Options' default (and is calibrated on the container when the run starts).
+        timeouts = {name: config.getoption(name) for name in ("reply_timeout", "case_timeout")}
         self.options = Options(
             voice=config.getoption("voice"),
             sample_rate=config.getoption("sample_rate"),
-            reply_timeout=60.0 if reply_timeout is None else reply_timeout,
-            case_timeout=300.0 if case_timeout is None else case_timeout,
+            **{name: value for name, value in timeouts.items() if value is not None},
         )
-        self._calibrate = reply_timeout is None
-        self._case_timeout_given = case_timeout is not None
+        self._calibrate = timeouts["reply_timeout"] is None
+        self._case_timeout_given = timeouts["case_timeout"] is not None
         self.strict = bool(config.getoption("conformance_strict") or config.getoption("strict", False))
         self.planned = self._plan()
         self.runner = SuiteRunner(self.planned, self.options, calibrate_timeouts=self._calibrate,

@@ -6,14 +6,15 @@ import logging
 import os
 import random
 import time
-import wave
 from pathlib import Path
 from typing import Any
 
 import gevent
 from locust import User, constant, task
 
+from bidi_tts.audio import write_wav
 from bidi_tts.metrics import MessageMetrics
+from bidi_tts.protocol import SAMPLE_WIDTH_BYTES
 from bidi_tts.session import ClientSession, MessageRecord
 from bidi_tts.transports.base import ConnectError, TransportError
 from bidi_tts_loadtest import summary as S
@@ -198,11 +199,8 @@ class TTSUser(User):
             if not pcm:
                 continue
             stem = f"session-{session_id}-message-{numbers[record.request_id]}"
-            with wave.open(str(folder / f"{stem}.wav"), "wb") as w:
-                w.setnchannels(1)
-                w.setsampwidth(2)
-                w.setframerate(record.sample_rate)
-                w.writeframes(bytes(pcm))
+            whole = bytes(pcm[: len(pcm) - len(pcm) % SAMPLE_WIDTH_BYTES])  # a broken stream's odd byte: not a sample
+            write_wav(folder / f"{stem}.wav", whole, record.sample_rate)
             (folder / f"{stem}.txt").write_text(record.text + "\n", encoding="utf-8")
             self.state.wav_written += 1
 

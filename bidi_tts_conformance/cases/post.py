@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import statistics
-import struct
 import time
 
+from bidi_tts.audio import STREAMING_SIZE, WavError, wav_layout
 from bidi_tts_conformance.cases._util import SENTENCE, SHORT, message_problem, rms
 from bidi_tts_conformance.cases.audio import (
     MIN_RMS,
@@ -19,8 +19,6 @@ from bidi_tts_conformance.cases.audio import (
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.failures import CaseFailed
 from bidi_tts_conformance.model import Outcome, Requires, case, ok
-
-UNKNOWN_SIZE = 0xFFFFFFFF
 
 
 async def _post(ctx: CaseContext, body: dict[str, object]) -> tuple[int, str, bytes, float | None, float]:
@@ -63,23 +61,21 @@ async def post_wav(ctx: CaseContext) -> Outcome:
     status, _, data, _, _ = await _post(ctx, {"text": SHORT, "format": "wav"})
     if status != 200:
         raise CaseFailed(f"POST /invocations (wav) answered {status}", expected="200", actual=str(status))
-    if len(data) < 44 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+    if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         raise CaseFailed(f"not a WAV stream: starts {data[:12]!r}", expected="RIFF....WAVE")
-    riff_size = struct.unpack_from("<I", data, 4)[0]
-    fmt = data.find(b"fmt ")
-    dchunk = data.find(b"data")
-    if fmt < 0 or dchunk < 0:
-        raise CaseFailed("WAV header without fmt or data chunk", expected="RIFF, fmt, data", actual="no fmt/data")
-    audio_format, channels, rate, _, _, bits = struct.unpack_from("<HHIIHH", data, fmt + 8)
-    data_size = struct.unpack_from("<I", data, dchunk + 4)[0]
+    try:
+        wav = wav_layout(data)
+    except WavError as exc:
+        raise CaseFailed(f"WAV header without a whole fmt and data chunk: {exc}", expected="RIFF, fmt, data",
+                         actual=str(exc)) from None
     problems = []
-    if riff_size != UNKNOWN_SIZE or data_size != UNKNOWN_SIZE:
-        problems.append(f"sizes RIFF={riff_size:#x} data={data_size:#x} (a streamed WAV uses 0xFFFFFFFF)")
-    if (audio_format, channels, bits) != (1, 1, 16) or rate != ctx.options.sample_rate:
-        problems.append(f"format {audio_format}, {channels} channels, {bits} bits, {rate} Hz")
+    if wav.riff_size != STREAMING_SIZE or wav.data_size != STREAMING_SIZE:
+        problems.append(f"sizes RIFF={wav.riff_size:#x} data={wav.data_size:#x} (a streamed WAV uses 0xFFFFFFFF)")
+    if (wav.format_tag, wav.channels, wav.bits) != (1, 1, 16) or wav.sample_rate != ctx.options.sample_rate:
+        problems.append(f"format {wav.format_tag}, {wav.channels} channels, {wav.bits} bits, {wav.sample_rate} Hz")
     if problems:
         raise CaseFailed("; ".join(problems), expected="PCM, 1 channel, 16 bits, sizes 0xFFFFFFFF")
-    return ok(f"{len(data) - dchunk - 8} PCM bytes after the header")
+    return ok(f"{len(data) - wav.data_start} PCM bytes after the header")
 
 
 @case("post.errors.1", "POST /invocations answers bad input with 400 and a coded JSON body",

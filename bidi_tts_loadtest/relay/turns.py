@@ -10,6 +10,7 @@ from what it measured itself without the two clocks ever being compared.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import math
 import time
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bidi_tts.frames import FrameKind
-from bidi_tts.protocol import DEFAULT_SAMPLE_RATE, DEFAULT_SPEED, DEFAULT_VOICE, SynthesizeRequest
+from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import AudioReceived, ClientSession, ErrorReceived, SynthesisCompleted, SynthesisStarted
 from bidi_tts.transports.base import Transport, TransportClosed, TransportError, TransportTimeout
 from bidi_tts_loadtest.turn import TurnConfig, release_schedule
@@ -33,11 +34,14 @@ class BadTurn(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class TurnRequest:
-    text: str
-    voice: str = DEFAULT_VOICE
-    speed: float = DEFAULT_SPEED
-    sample_rate: int = DEFAULT_SAMPLE_RATE
+    """The page's turn: the synthesize message (its fields and defaults are the protocol's) and its pacing."""
+
+    message: SynthesizeRequest  # each message sent is this one with its text and its own request_id
     tokens_per_second: float | None = None  # None: the whole text is one synthesize message
+
+    @property
+    def text(self) -> str:
+        return self.message.text
 
     @classmethod
     def from_json(cls, obj: Any) -> TurnRequest:
@@ -52,12 +56,13 @@ class TurnRequest:
         tps = obj.get("tokens_per_second")
         if tps is not None and (not isinstance(tps, (int, float)) or not math.isfinite(tps) or tps <= 0):
             raise BadTurn("tokens_per_second must be a positive number")
-        voice = obj.get("voice", DEFAULT_VOICE)
-        speed = obj.get("speed", DEFAULT_SPEED)
-        rate = obj.get("sample_rate", DEFAULT_SAMPLE_RATE)
-        if not isinstance(voice, str) or not isinstance(speed, (int, float)) or not isinstance(rate, int):
+        given = {name: obj[name] for name in ("voice", "speed", "sample_rate") if name in obj}
+        if not (isinstance(given.get("voice", ""), str) and isinstance(given.get("speed", 0.0), (int, float))
+                and isinstance(given.get("sample_rate", 0), int)):
             raise BadTurn("voice must be a string, speed a number and sample_rate an integer")
-        return cls(text, voice, float(speed), rate, None if tps is None else float(tps))
+        if "speed" in given:
+            given["speed"] = float(given["speed"])
+        return cls(SynthesizeRequest(text, **given), None if tps is None else float(tps))
 
     def schedule(self) -> list[tuple[float, str]]:
         """(seconds after the turn starts, message text) of every synthesize message."""
@@ -212,8 +217,7 @@ class RelaySession:
                     pass
             if stop.is_set():
                 return
-            message = SynthesizeRequest(text=text, voice=req.voice, speed=req.speed, sample_rate=req.sample_rate,
-                                        request_id=f"relay{next(_ids)}")
+            message = dataclasses.replace(req.message, text=text, request_id=f"relay{next(_ids)}")
             payload = self.session.synthesize(message, at=time.perf_counter())
             await self.transport.send(payload, kind=FrameKind.TEXT)
             at = time.perf_counter()
