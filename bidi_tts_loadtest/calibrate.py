@@ -20,8 +20,8 @@ per later unit (the reference container trims only a message's first unit); it i
 and taken off the several-sentence messages before the audio forms are fitted. Each form is judged
 by its leave-one-text-out error (one text left out in turn, predicted from the rest); the profile
 takes the best (``call_ms_by_tokens``, ``audio_s_by_tokens``) only where it predicts the left-out
-texts better than the line. The completion time is not used: it also holds the transfer of the last unit's audio, which grows with
-the audio and would pass for model cost.
+texts better than the line. The completion time is not used: it also holds the transfer of the last
+unit's audio, which grows with the audio and would pass for model cost.
 Start the reference container with ``--first-clause-chars 0`` for a calibration (else every first
 unit is 40 characters or less and the lengths do not spread); give ``--first-clause-chars N`` here
 when the container cuts. The profile states the fit per phoneme token through ``tokens_per_char``
