@@ -8,16 +8,20 @@ reference container's plan is replayed with :mod:`bidi_tts.chunker`), so per mes
 
 - time to first audio = fixed + per_char * chars(first unit)   (+ one frame's transfer)
 - audio seconds       = audio_per_char * chars   (one rate over all the texts)
+                        + unit_onset * (units - 1)
 
 Least squares over the median of each text's repeats gives the numbers (a round slowed by other
 tenants of the machine moves nothing). Besides the straight lines above, forms by length compete: a
 polyline (knots at the thirds of the lengths seen: on a CPU a short unit costs more per character
 than a long one) and, for the audio, a constant per unit plus a rate (Kokoro pads every unit with
-silence; the container trims the first unit's). Each is judged by its leave-one-text-out error (one
-text left out in turn, predicted from the rest); the profile takes the best (``call_ms_by_tokens``,
-``audio_s_by_tokens``) only where it predicts the left-out texts better than the line. The
-completion time is not used: it also holds the transfer of the last unit's audio, which grows with
-the audio and would pass for model cost.
+silence; the container trims the first unit's). The *unit onset* is that silence where it is not
+trimmed: a message of several sentences against the same sentences sent alone speaks this much more
+per later unit (the reference container trims only a message's first unit); it is measured first
+and taken off the several-sentence messages before the audio forms are fitted. Each form is judged
+by its leave-one-text-out error (one text left out in turn, predicted from the rest); the profile
+takes the best (``call_ms_by_tokens``, ``audio_s_by_tokens``) only where it predicts the left-out
+texts better than the line. The completion time is not used: it also holds the transfer of the last
+unit's audio, which grows with the audio and would pass for model cost.
 Start the reference container with ``--first-clause-chars 0`` for a calibration (else every first
 unit is 40 characters or less and the lengths do not spread); give ``--first-clause-chars N`` here
 when the container cuts. The profile states the fit per phoneme token through ``tokens_per_char``
@@ -94,6 +98,9 @@ class Fit:
     # Leave-one-text-out rms relative errors: {"latency": {"line": e, "by length": e}, "audio": {...}}
     holdout: dict[str, dict[str, float]] = field(default_factory=dict)
     band_errors: dict[str, float] = field(default_factory=dict)  # in-sample, of the polylines
+    # Seconds a later unit of a message speaks more than alone (its untrimmed leading silence);
+    # None when no message of several sentences could be set against its sentences alone.
+    unit_onset_s: float | None = None
 
     def profile(self, name: str, source: str, tokens_per_char: float = MISAKI_TOKENS_PER_CHAR) -> dict[str, Any]:
         """A timed-backend profile (JSON-ready) from this fit."""
@@ -115,6 +122,7 @@ class Fit:
             # The measured costs' spread around the fitted form: the timed backend draws each call's
             # cost with this spread, so its queues see the variance the real container's do.
             "call_cv": round(self.band_errors["latency"] if self.latency_by_chars else self.latency_error, 3),
+            "unit_onset_s": round(max(self.unit_onset_s or 0.0, 0.0), 4),
             "fit": {"latency_rms_rel_error": round(self.latency_error, 4),
                     "audio_rms_rel_error": round(self.audio_error, 4),
                     **{f"{k}_rms_rel_error_by_length": round(v, 4) for k, v in self.band_errors.items()},
@@ -212,10 +220,28 @@ def per_text_medians(observations: list[Observation]) -> list[Observation]:
             for units, g in groups.items()]
 
 
+def unit_onset(observations: list[Observation]) -> float | None:
+    """Seconds each later unit of a message speaks more than the same sentence alone: over the
+    messages of several units whose every unit was also measured alone (as a one-unit message of
+    that length), (audio - sum of the units' audio alone) / (units - 1), pooled. None without such a
+    message. On medians (:func:`per_text_medians`)."""
+    alone = {o.units[0]: o.audio_s for o in observations if len(o.units) == 1}
+    extra, later = 0.0, 0
+    for o in observations:
+        if len(o.units) > 1 and all(c in alone for c in o.units):
+            extra += o.audio_s - sum(alone[c] for c in o.units)
+            later += len(o.units) - 1
+    return extra / later if later else None
+
+
 def fit(observations: list[Observation]) -> Fit:
     """Least-squares fit of the cost per unit and the audio per unit, as lines and by length (see
-    the module doc), on the median of each text's repeats."""
+    the module doc), on the median of each text's repeats; the unit onset is measured first and
+    taken off the messages of several units, so the audio forms describe a first unit."""
     observations = per_text_medians(observations)
+    onset = unit_onset(observations)
+    if onset is not None and onset > 0:
+        observations = [Observation(o.units, o.ttfa_s, o.audio_s - onset * (len(o.units) - 1)) for o in observations]
     rows: list[tuple[float, float]] = []
     ys: list[float] = []
     for o in observations:
@@ -231,7 +257,7 @@ def fit(observations: list[Observation]) -> Fit:
     pred = [fixed * r[0] + per_char * r[1] for r in rows]
     audio_pred = [audio_per_char * sum(o.units) for o in observations]
     result = Fit(max(fixed, 0.0), max(per_char, 0.0), audio_per_char, 0.0,
-                 _rms_rel(pred, ys), _rms_rel(audio_pred, [o.audio_s for o in observations]))
+                 _rms_rel(pred, ys), _rms_rel(audio_pred, [o.audio_s for o in observations]), unit_onset_s=onset)
     _fit_bands(result, observations)
     return result
 
@@ -311,10 +337,41 @@ def run(url: str, out_path: Path, *, name: str, repeats: int, first_clause_chars
     """The `calibrate` command: measure, fit, print the fit's error, write the profile."""
     texts = calibration_texts()
     observations = measure(url, texts, repeats, first_clause_chars=first_clause_chars, progress=print_fn)
-    result = fit(observations)
     source = (f"{url} at one session, {len(observations)} messages of {min(map(len, texts))}-"
               f"{max(map(len, texts))} characters, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
+    return _write(observations, out_path, name=name, source=source, tokens_per_char=tokens_per_char,
+                  print_fn=print_fn)
+
+
+def load_observations(path: Path) -> tuple[list[Observation], dict[str, Any]]:
+    """The raw observations a calibration kept in its profile (``fit.observations``), and the profile;
+    ValueError (one line) when the file holds none."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = data["fit"]["observations"]
+        observations = [Observation([int(c) for c in o["units"]], float(o["ttfa_s"]), float(o["audio_s"])) for o in raw]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path} holds no calibration observations (fit.observations): {type(exc).__name__}") from None
+    if not observations:
+        raise ValueError(f"{path} holds no calibration observations (fit.observations is empty)")
+    return observations, data
+
+
+def refit(in_path: Path, out_path: Path, *, name: str | None, tokens_per_char: float,
+          print_fn: Callable[[str], None] = print) -> int:
+    """`calibrate --refit PROFILE`: fit again from a profile's kept observations, measuring nothing."""
+    observations, data = load_observations(in_path)
+    source = f"refitted from the observations of {in_path.name} ({data.get('source', '')})"
+    return _write(observations, out_path, name=name or str(data.get("name", out_path.stem)), source=source,
+                  tokens_per_char=tokens_per_char, print_fn=print_fn, description=data.get("description"))
+
+
+def _write(observations: list[Observation], out_path: Path, *, name: str, source: str, tokens_per_char: float,
+           print_fn: Callable[[str], None], description: str | None = None) -> int:
+    result = fit(observations)
     profile = result.profile(name, source, tokens_per_char)
+    if description:
+        profile["description"] = description
     # The raw measurements, so that a later model can be refitted without measuring again.
     profile["fit"]["observations"] = [{"units": o.units, "ttfa_s": round(o.ttfa_s, 4), "audio_s": round(o.audio_s, 4)}
                                       for o in observations]
@@ -322,6 +379,11 @@ def run(url: str, out_path: Path, *, name: str, repeats: int, first_clause_chars
     print_fn(f"fit: unit cost = {1000 * result.fixed_s:.1f} ms + {1000 * result.per_char_s:.3f} ms/char "
              f"({profile['call_per_token_ms']} ms/token); audio = {result.audio_s_per_char:.4f} s/char "
              f"({profile['audio_s_per_token']} s/token)")
+    if result.unit_onset_s is None:
+        print_fn("unit onset: not measured (no message of several sentences beside its sentences alone): 0")
+    else:
+        print_fn(f"unit onset: a later unit of a message speaks {result.unit_onset_s:.3f} s more than alone "
+                 f"(its leading silence, trimmed only from first units){'' if result.unit_onset_s > 0 else ': 0'}")
     print_fn(f"fit error (rms, relative): latency {100 * result.latency_error:.1f}%, "
              f"audio {100 * result.audio_error:.1f}%")
     for key, errors in result.holdout.items():

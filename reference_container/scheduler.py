@@ -19,7 +19,8 @@ Observable: :attr:`Scheduler.stats` counts the picks where the order could matte
 session waiting) and those where the policy chose otherwise than round-robin would have, with the
 queue depth (:class:`~reference_container.policies.PickStats`). With `stats_path` (the container
 sets it from the environment variable ``SCHEDULER_STATS_FILE``) the counts are also written there as
-JSON, for ``loadtest.capacity``.
+JSON, for ``loadtest.capacity``, by a writer thread (:mod:`.scheduler_stats`): a file write can stall
+for hundreds of milliseconds, and on the loop it would stall every session.
 """
 
 from __future__ import annotations
@@ -27,9 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
-import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -39,7 +38,9 @@ from typing import cast
 
 import numpy as np
 
+from reference_container.logs import kv
 from reference_container.policies import PickStats, PlaybackEstimate, Policy, SessionQueues, pick, unit_deadline
+from reference_container.scheduler_stats import StatsWriter
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +136,7 @@ class Scheduler:
         self.audio_made_s = 0.0  # audio synthesized, all jobs (for the benchmark's capacity figures)
         self.synth_busy_s = 0.0  # worker-seconds spent synthesizing
         self._stats_path = stats_path
+        self._stats_writer = StatsWriter(stats_path) if stats_path is not None else None
         self._stats_written_at = -float("inf")
         self._seq = itertools.count()
         self._active_messages = 0
@@ -168,6 +170,8 @@ class Scheduler:
             self._pool.shutdown(wait=False, cancel_futures=True)
         if self._stats_path is not None:
             self._write_stats(self._clock(), force=True)
+        if self._stats_writer is not None:
+            await asyncio.to_thread(self._stats_writer.close)
 
     # -- API ------------------------------------------------------------------------------------
     @property
@@ -247,20 +251,17 @@ class Scheduler:
 
     def _write_stats(self, now: float, *, force: bool) -> None:
         """Benchmark hook: the counts as JSON in `stats_path`, at most twice a second and whenever the
-        last running job ends with nothing queued, replaced atomically (a reader never sees half)."""
+        last running job ends with nothing queued, replaced atomically (a reader never sees half), by
+        a writer thread: the loop only takes the snapshot (:mod:`.scheduler_stats`: a write can stall)."""
         if not force and now - self._stats_written_at < 0.5:
             return
         self._stats_written_at = now
-        assert self._stats_path is not None
-        tmp = f"{self._stats_path}.tmp"
-        try:
-            with open(tmp, "w") as f:
-                json.dump({"policy": self.policy.value, "workers": self.workers, **self.stats.as_dict(),
-                           "audio_s": self.audio_made_s, "synth_s": self.synth_busy_s}, f)
-            os.replace(tmp, self._stats_path)
-        except OSError:
-            log.warning("event=scheduler_stats_unwritable path=%s", self._stats_path)
+        writer = self._stats_writer
+        if writer is None or writer.failed:
             self._stats_path = None
+            return
+        writer.submit({"policy": self.policy.value, "workers": self.workers, **self.stats.as_dict(),
+                       "audio_s": self.audio_made_s, "synth_s": self.synth_busy_s})
 
     def _deliver(self, job: Job, chunk: np.ndarray) -> None:
         """On the loop: hand a chunk to the job's reader and advance its session's playback clock."""
@@ -271,6 +272,12 @@ class Scheduler:
         job.out.put_nowait(chunk)
 
     def _finish(self, job: Job, result: object) -> None:
+        if log.isEnabledFor(logging.DEBUG):  # one line per unit, for explaining queues (--log-level debug)
+            log.debug(kv(event="unit_done", session=job.session_id, seq=job.seq, chars=len(job.text),
+                         queue_wait_s=job.queue_wait_s if job.queue_wait_s is not None else -1.0,
+                         synth_s=job.synth_s if job.synth_s is not None else -1.0, audio_s=job.audio_s,
+                         enqueued_at=job.enqueued_at, running=sum(map(len, self._running.values())),
+                         queued=len(self._queues)))
         if job.synth_s is not None:
             self.synth_busy_s += job.synth_s
             self.audio_made_s += job.audio_s

@@ -18,7 +18,11 @@ the real model; only the model call is replaced by a wait of the profile's predi
 - Spread: with ``call_cv`` each call's cost is scaled by a log-normal draw of mean 1 (a seeded
   generator: runs repeat).
 - Audio: a quiet 200 Hz tone (-20 dBFS, so a listener measuring audible samples hears it) of the
-  predicted duration, one chunk per model call, as the real backends yield.
+  predicted duration, one chunk per model call, as the real backends yield. With ``unit_onset_s``
+  each unit starts with that much silence, as Kokoro's do: the container's onset trim
+  (:func:`reference_container.onset.trim_onset`) takes it off a message's first unit, keeping
+  ``KEEP_S`` before the first audible sample, so a first unit comes out at the profile's length
+  (the tone is ``KEEP_S`` shorter) and every later unit ``unit_onset_s`` longer, like the real one.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from reference_container.onset import KEEP_S
 from reference_container.synthesizers.timed_profile import Profile
 from reference_container.synthesizers.torch_batch import Batcher, ModelCall
 
@@ -95,6 +100,16 @@ def tone(seconds: float, sample_rate: int) -> np.ndarray:
     return np.resize(_second_of_tone(sample_rate), max(1, round(seconds * sample_rate)))
 
 
+def unit_audio(seconds: float, onset_s: float, sample_rate: int) -> np.ndarray:
+    """A unit's first call: `onset_s` of leading silence, then the tone, laid out so that after the
+    container's first-unit trim (which keeps ``KEEP_S`` of the silence) it lasts `seconds`."""
+    if onset_s <= 0:
+        return tone(seconds, sample_rate)
+    keep = min(KEEP_S, seconds)
+    silence = np.zeros(round((onset_s + keep) * sample_rate), dtype=np.float32)
+    return np.concatenate([silence, tone(seconds - keep, sample_rate)])
+
+
 class TimedSynthesizer:
     """Synthesizer seam implemented by waiting: see the module docstring."""
 
@@ -144,10 +159,12 @@ class TimedSynthesizer:
             self.device.run(g2p_s)
         else:
             self._sleep(g2p_s)
-        for tokens in profile.split_tokens(profile.tokens(text)):
+        for i, tokens in enumerate(profile.split_tokens(profile.tokens(text))):
             if self.batcher is not None:
                 self.batcher(text, tokens, speed)
             else:
                 self.device.run(self.spread(profile.call_s(tokens)))
             self.calls += 1
-            yield tone(profile.audio_s(tokens, speed), self.sample_rate)
+            seconds = profile.audio_s(tokens, speed)
+            yield unit_audio(seconds, profile.unit_onset_s / max(speed, 1e-3), self.sample_rate) if i == 0 \
+                else tone(seconds, self.sample_rate)

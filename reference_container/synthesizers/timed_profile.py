@@ -15,6 +15,12 @@ any other is given by path). Every cost is wall time on the device it was measur
 - ``audio_s_by_tokens`` (optional): ``[[tokens, s], ...]``, audio of one model call by length at
   speed 1, piecewise linear like ``call_ms_by_tokens``; replaces the two fields above (short units
   speak slower per token);
+- ``unit_onset_s`` (optional, default 0): the near-silence the model speaks before every unit
+  (Kokoro: about 0.3 s). The container trims it from a message's first unit only
+  (:mod:`reference_container.onset`), so the audio fields above are a *first* unit's (what a
+  one-sentence calibration message measures) and every later unit of a message speaks this much
+  longer; the timed backend emits it as silence before each unit's tone, and the container's own
+  trim takes it off first units;
 - ``call_cv`` (optional, default 0): the spread of a call's cost around the model, as a coefficient
   of variation: each call's cost is drawn from a log-normal of mean 1 and this spread (a real
   container's calls scatter by text and by run; with identical costs, queues at high utilisation
@@ -67,6 +73,7 @@ class Profile:
     batch_shared_fraction: float = 0.0
     g2p_on_device: bool = False
     call_cv: float = 0.0
+    unit_onset_s: float = 0.0
     call_ms_by_tokens: tuple[tuple[float, float], ...] = ()
     audio_s_by_tokens: tuple[tuple[float, float], ...] = ()
     description: str = ""
@@ -120,7 +127,7 @@ class Profile:
                 "max_tokens_per_call": self.max_tokens_per_call, "audio_s_per_call": self.audio_s_per_call,
                 "throughput_by_concurrency": {str(k): v for k, v in sorted(self.throughput_by_concurrency.items())},
                 "batch_shared_fraction": self.batch_shared_fraction, "g2p_on_device": self.g2p_on_device,
-                "call_cv": self.call_cv,
+                "call_cv": self.call_cv, "unit_onset_s": self.unit_onset_s,
                 **({"call_ms_by_tokens": [list(p) for p in self.call_ms_by_tokens]} if self.call_ms_by_tokens else {}),
                 **({"audio_s_by_tokens": [list(p) for p in self.audio_s_by_tokens]} if self.audio_s_by_tokens else {})}
 
@@ -192,9 +199,12 @@ def parse_profile(data: object, where: str) -> Profile:
     call_cv = _number(data, "call_cv", where) if "call_cv" in data else 0.0
     if call_cv > 2:
         raise ProfileError(f"profile {where}: 'call_cv' must be from 0 to 2")
+    onset = _number(data, "unit_onset_s", where) if "unit_onset_s" in data else 0.0
+    if onset > 5:
+        raise ProfileError(f"profile {where}: 'unit_onset_s' must be from 0 to 5 seconds")
     name = data.get("name", Path(where).stem)
     return Profile(name=str(name), **numbers, max_tokens_per_call=max_tokens, audio_s_per_call=per_call,
-                   throughput_by_concurrency=curve, call_cv=call_cv,
+                   throughput_by_concurrency=curve, call_cv=call_cv, unit_onset_s=onset,
                    call_ms_by_tokens=_points(data, "call_ms_by_tokens", where),
                    audio_s_by_tokens=_points(data, "audio_s_by_tokens", where),
                    batch_shared_fraction=float(shared), g2p_on_device=bool(data.get("g2p_on_device", False)),

@@ -262,3 +262,58 @@ def test_call_cv_spreads_the_costs_around_the_model_and_zero_keeps_them() -> Non
         profile(call_cv=-0.1)
     with pytest.raises(ProfileError, match="call_cv"):
         profile(call_cv=3)
+
+
+# -- the unit onset: later units keep the model's leading silence, as on the real container ---------
+
+
+def _message_seconds(p: Profile, text: str) -> float:
+    """Seconds of audio the container's message path (scheduler, onset trim, framing) sends for `text`."""
+    import asyncio
+
+    from bidi_tts.protocol import SynthesizeRequest
+    from reference_container.scheduler import Scheduler
+    from reference_container.streaming import MessageStats, message_audio
+
+    synth = TimedSynthesizer(p)
+    synth.load()
+
+    async def run() -> int:
+        scheduler = Scheduler(synth.synthesize, workers=1)
+        await scheduler.start()
+        try:
+            request = SynthesizeRequest(text=text)
+            frames = [f async for f in message_audio(scheduler, request, MessageStats("s", "r"),
+                                                     model_rate=24_000, first_clause_chars=0, paced=False)]
+            return sum(map(len, frames))
+        finally:
+            await scheduler.stop()
+
+    return asyncio.run(run()) / 2 / 24_000
+
+
+def test_a_later_unit_keeps_its_onset_and_a_first_unit_comes_out_at_the_profile_length() -> None:
+    free = {"call_fixed_ms": 0.0, "call_per_token_ms": 0.0}
+    one, two = "Hello there friend.", "Hello there friend. And a second one."
+    first, second = profile(**free).audio_s(19, 1.0), profile(**free).audio_s(17, 1.0)
+    plain = profile(**free)
+    assert _message_seconds(plain, one) == pytest.approx(first, abs=0.002)
+    assert _message_seconds(plain, two) == pytest.approx(first + second, abs=0.002)
+    onset = profile(**free, unit_onset_s=0.3)
+    # The first unit's silence is trimmed by the container (onset.py): its length is the profile's.
+    assert _message_seconds(onset, one) == pytest.approx(first, abs=0.002)
+    # The second unit is not a first unit: it keeps its 0.3 s, as Kokoro's does (calibration: +0.29 s).
+    assert _message_seconds(onset, two) == pytest.approx(first + second + 0.3, abs=0.002)
+
+
+def test_the_onset_is_silence_before_the_first_call_of_a_unit_only() -> None:
+    synth = TimedSynthesizer(profile(call_fixed_ms=0.0, call_per_token_ms=0.0, unit_onset_s=0.3,
+                                     max_tokens_per_call=20))
+    synth.load()
+    head, tail = list(synth.synthesize("x" * 40, "af_heart", 1.0))  # two calls of 20 tokens
+    loud = np.flatnonzero(np.abs(head) > 0.01)
+    assert loud[0] / 24_000 == pytest.approx(0.325, abs=0.001)  # the onset and the trim's KEEP_S
+    assert np.flatnonzero(np.abs(tail) > 0.01)[0] < 10  # a unit's later call starts speaking at once
+    assert parse_profile({**BASE, "unit_onset_s": 0.3}, "x").as_dict()["unit_onset_s"] == 0.3
+    with pytest.raises(ProfileError, match="unit_onset_s"):
+        profile(unit_onset_s=-1)

@@ -168,3 +168,48 @@ def test_one_slow_round_does_not_move_the_fit() -> None:
             for i, o in enumerate(clean)]  # the first round 50% slower: a busy machine
     assert fit(slow).fixed_s == pytest.approx(0.3) and fit(slow).per_char_s == pytest.approx(0.02)
     assert len(per_text_medians(slow)) == len(LENGTHS) + 2
+
+
+def test_the_unit_onset_is_measured_against_the_sentences_alone_and_kept_out_of_the_rate() -> None:
+    # The real container: a later unit of a message speaks 0.29 s more than alone (its leading
+    # silence is trimmed only from first units). The fit finds 0.29 and leaves the rate alone.
+    def multi_audio(units: list[int]) -> float:
+        return sum(0.06 * c for c in units) + 0.29 * (len(units) - 1)
+
+    obs = [Observation(o.units, o.ttfa_s, multi_audio(o.units))
+           for o in _observations(lambda c: 0.3 + 0.02 * c, lambda c: 0.06 * c)]
+    result = fit(obs)
+    assert result.unit_onset_s == pytest.approx(0.29)
+    assert result.audio_s_per_char == pytest.approx(0.06)  # not inflated by the onsets
+    profile = parse_profile(result.profile("x", "t", tokens_per_char=1.0), "x")
+    assert profile.unit_onset_s == pytest.approx(0.29)
+    # Without the onset term the rate would absorb it: 0.29 s per later unit read as speech.
+    assert fit([o for o in obs if len(o.units) == 1]).unit_onset_s is None
+    plain = fit(_observations(lambda c: 0.3 + 0.02 * c, lambda c: 0.06 * c))
+    assert plain.unit_onset_s == pytest.approx(0.0, abs=1e-9)
+
+
+def test_refit_reads_the_kept_observations_and_writes_the_new_model(tmp_path: Path) -> None:
+    from bidi_tts_loadtest import calibrate
+
+    obs = [{"units": o.units, "ttfa_s": o.ttfa_s, "audio_s": o.audio_s + 0.29 * (len(o.units) - 1)}
+           for o in _observations(lambda c: 0.3 + 0.02 * c, lambda c: 0.06 * c)]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"name": "cpu", "source": "measured", "fit": {"observations": obs}}))
+    new = tmp_path / "new.json"
+    lines: list[str] = []
+    assert calibrate.refit(old, new, name=None, tokens_per_char=1.0, print_fn=lines.append) == 0
+    data = json.loads(new.read_text())
+    assert data["name"] == "cpu" and data["unit_onset_s"] == pytest.approx(0.29) and "refitted" in data["source"]
+    assert any("0.290 s more" in line for line in lines)
+    for content, rc in (("{}", 70), ("not json", 70)):
+        bad = tmp_path / "bad.json"
+        bad.write_text(content)
+        result = subprocess.run([sys.executable, "-m", "loadtest.capacity", "calibrate", "--refit", str(bad),
+                                 "--out", str(tmp_path / "o.json")], cwd=REPO, capture_output=True, text=True,
+                                timeout=30)
+        assert result.returncode == rc and "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    both = subprocess.run([sys.executable, "-m", "loadtest.capacity", "calibrate", "--out", str(new)], cwd=REPO,
+                          capture_output=True, text=True, timeout=30)
+    assert both.returncode == 4 and "--refit" in both.stderr

@@ -14,7 +14,9 @@ from bidi_tts_loadtest.capacity import (
     decisions_table,
     demand_table,
     held,
+    held_cell,
     listener_demand,
+    missed_below,
     sched_delta,
     table,
     turn_audible_s,
@@ -72,10 +74,20 @@ def test_tables_show_every_configuration_and_count() -> None:
     assert "| deadline 1x2 | 4 | 10.0 | 3.64 / 3.08 | 1.00 | 27% | 2.50 |" in demand
 
 
-def test_held_counts_up_to_the_first_failing_step() -> None:
-    steps = [step("a", 1), step("a", 2, underruns=1), step("a", 4)]
-    assert held(steps, 2000.0) == 1
-    assert held([step("a", 1, ttfa=3.0)], 2000.0) == 0
+def test_held_is_the_largest_count_held_and_names_smaller_misses() -> None:
+    # One outlier at a small count (2: an underrun) neither hides the larger count that held (4)
+    # nor is hidden: the figure is 4, with 2 named as missed.
+    steps = [step("a", 1), step("a", 2, underruns=1), step("a", 4), step("a", 8, ttfa=3.0)]
+    assert held(steps, 2000.0) == 4
+    assert missed_below(steps, 2000.0) == [2]
+    assert held_cell(steps, 2000.0) == "4 (missed 2)"
+    # Every count up to the largest held: the plain figure; nothing held at all: 0.
+    clean = [step("a", 1), step("a", 2), step("a", 4, ttfa=3.0)]
+    assert (held(clean, 2000.0), held_cell(clean, 2000.0)) == (2, "2")
+    assert (held([step("a", 1, ttfa=3.0)], 2000.0), held_cell([step("a", 1, ttfa=3.0)], 2000.0)) == (0, "0")
+    # A miss above the largest held count is not "below" it.
+    assert missed_below([step("a", 1, ttfa=3.0), step("a", 2, ttfa=3.0)], 2000.0) == []
+    assert "| a | 4 (missed 2) |" in table(steps, 2000.0, (1, 2))
 
 
 def test_layout_parse() -> None:
