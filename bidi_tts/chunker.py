@@ -81,7 +81,10 @@ from bidi_tts._abbreviations import (
     TITLES,
 )
 
-__all__ = ["DEFAULT_MAX_CHARS", "IncrementalSentenceChunker", "first_clause_split", "phrase_splits", "split_sentences"]
+__all__ = [
+    "DEFAULT_MAX_CHARS", "IncrementalSentenceChunker", "first_clause_split", "phrase_cut_offsets", "phrase_splits",
+    "split_sentences",
+]
 
 DEFAULT_MAX_CHARS: Final = 300
 
@@ -677,3 +680,13 @@ def phrase_splits(
             if head and rest and len(head) <= max_head_chars:
                 seen.setdefault(head, (head, rest))
     return sorted(seen.values(), key=lambda split: len(split[0]))
+
+
+def phrase_cut_offsets(sentence: str, *, min_clause_head: int = MIN_HEAD_CHARS) -> list[int]:
+    """Where :func:`phrase_splits` may cut `sentence` (offsets of the rest's start), in order."""
+    out: set[int] = set()
+    for pattern in (_CLAUSE_CUT, _BREAK_BEFORE):
+        shortest = min_clause_head if pattern is _CLAUSE_CUT else MIN_HEAD_CHARS
+        out.update(m.end() for m in pattern.finditer(sentence)
+                   if m.start() >= shortest and len(sentence) - m.end() >= MIN_REST_CHARS)
+    return sorted(out)

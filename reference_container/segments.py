@@ -33,10 +33,9 @@ before its first audible sample; at a cut inside a sentence ``JOIN_LEAD_S`` and
 
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from bidi_tts.chunker import first_clause_split, phrase_splits, split_sentences
+from bidi_tts.chunker import first_clause_split, phrase_cut_offsets, split_sentences
 from reference_container.onset import KEEP_S
 
 #: The shortest unit a paced plan cuts after the first (a shorter one costs a model call for little audio).
@@ -90,10 +89,6 @@ class Pace:
         """The listener has (about) nothing left to hear: it waits for this message's first unit."""
         return self.lead_s <= self.margin_s
 
-    @property
-    def slower_than_real_time(self) -> bool:
-        return self.char_s >= self.speech_s_per_char
-
     def synth_s(self, text: str) -> float:
         return self.call_s + self.char_s * len(text)
 
@@ -122,67 +117,101 @@ class PlannedUnit:
 
 
 @dataclass(slots=True)
-class _Plan:
-    """A plan under construction and what the simulated listener went through."""
+class _Listener:
+    """The simulated listener of a plan: what it holds, and what the plan has cost it so far."""
 
     lead: float
-    units: list[PlannedUnit] = field(default_factory=list)
+    units: int = 0
     wait_s: float = 0.0  # the first unit's synthesis, when the listener waits for it
     shortfall_s: float = 0.0  # predicted silence mid-message (margin included)
     cuts: int = 0
-    _continues: bool = False  # the last unit planned is a head whose sentence goes on
+    continues: bool = False  # the last unit planned is a head whose sentence goes on
 
-    def score(self) -> float:
-        return self.wait_s + STALL_WEIGHT * self.shortfall_s + CUT_COST_S * self.cuts
+    def copy(self) -> _Listener:
+        return _Listener(self.lead, self.units, self.wait_s, self.shortfall_s, self.cuts, self.continues)
+
+    def score(self) -> tuple[float, float]:
+        """Lower is better: the wait, the silence mid-message (weighted), the cuts; then more lead."""
+        return self.wait_s + STALL_WEIGHT * self.shortfall_s + CUT_COST_S * self.cuts, -self.lead
+
+    def fits(self, text: str, pace: Pace) -> bool:
+        return pace.need_s(text) <= self.lead
 
     def add(self, head: str, rest: str | None, pace: Pace) -> None:
-        """Plan `head` next (`rest`: the part of its sentence left for the next unit)."""
+        """`head` is the next unit (`rest`: the part of its sentence left for the unit after)."""
         first = not self.units
-        joined = bool(self.units) and self._continues
         synth = pace.synth_s(head)
         if first and pace.waiting:
             self.wait_s = synth
         else:
             self.shortfall_s += max(0.0, pace.need_s(head) - self.lead)
-        audio = pace.audio_s(head, first=first, joined_before=joined, joined_after=rest is not None)
+        audio = pace.audio_s(head, first=first, joined_before=self.continues, joined_after=rest is not None)
         # The listener hears this unit after what it holds; while it is made, the lead drains (a
         # listener with nothing left waits: the lead cannot go below zero).
         self.lead = max(0.0, self.lead - synth) + audio
-        self.units.append(PlannedUnit(head, joined))
+        self.units += 1
         self.cuts += rest is not None
-        self._continues = rest is not None
+        self.continues = rest is not None
 
 
-def _extend(plan: _Plan, sentences: deque[str], pace: Pace) -> _Plan:
-    """Plan the remaining sentences greedily: each whole when it fits in the lead, else its longest
-    head at a phrase boundary that fits (a bare word boundary only where there is none)."""
-    while sentences:
-        sentence = sentences.popleft()
-        rest = None
-        limit = pace.chars_within(plan.lead)
-        if len(sentence) > limit:
-            limit = max(limit, MIN_UNIT_CHARS)
-            phrases = phrase_splits(sentence, limit)
-            split = phrases[-1] if phrases else first_clause_split(sentence, limit)
-            if split is not None:
-                sentence, rest = split
-                sentences.appendleft(rest)
-        plan.add(sentence, rest, pace)
-    return plan
-
-
-def _first_units(sentence: str, first_clause_chars: int) -> list[tuple[str, str | None]]:
-    """The first units worth weighing: every phrase cut within `first_clause_chars` (short clause
-    heads included), the simple plan's cut, and the whole sentence when it is short enough or
-    cannot be cut."""
-    out: list[tuple[str, str | None]] = list(
-        phrase_splits(sentence, first_clause_chars, min_clause_head=SHORT_CLAUSE_HEAD))
+def _cut_offsets(sentence: str, first_clause_chars: int | None) -> list[int]:
+    """Where `sentence` may be cut: at a clause mark or before a conjunction or preposition; for a
+    message's first unit (`first_clause_chars` given) also after a short clause head ("Sure,") and
+    where the simple plan cuts (a bare word boundary when there is nothing better)."""
+    if first_clause_chars is None:
+        return phrase_cut_offsets(sentence)
+    offsets = set(phrase_cut_offsets(sentence, min_clause_head=SHORT_CLAUSE_HEAD))
     simple = first_clause_split(sentence, first_clause_chars)
-    if simple is not None and simple not in out:
-        out.append(simple)
-    if len(sentence) <= first_clause_chars or not out:
-        out.append((sentence, None))
-    return out
+    if simple is not None:
+        offsets.add(sentence.rfind(simple[1]))
+    return sorted(offsets)
+
+
+def _paced(sentences: list[str], first_clause_chars: int, pace: Pace) -> list[PlannedUnit]:
+    """The plan whose simulated listener hears the least silence mid-message, then has the fewest
+    cuts and the shortest wait for the first unit (then holds the most audio).
+
+    Sentence by sentence, over every way to cut it at its phrase boundaries (a dynamic programme:
+    for each boundary, the best plan that ends there): a piece cut from a sentence is at least
+    ``MIN_UNIT_CHARS`` long, except a message's first unit, which may be any phrase head within
+    `first_clause_chars`; and a sentence whose rest is ready in time is never cut again.
+    """
+    best = (_Listener(pace.lead_s), list[PlannedUnit]())
+    for index, sentence in enumerate(sentences):
+        first = index == 0 and pace.waiting
+        offsets = _cut_offsets(sentence, first_clause_chars if first else None)
+        end = len(sentence)
+        nodes = {0: best}
+        for a in [0, *offsets]:
+            if a not in nodes:
+                continue
+            listener, units = nodes[a]
+            ends = [end] if listener.fits(sentence[a:].strip(), pace) else [*(b for b in offsets if b > a), end]
+            for b in ends:
+                piece = sentence[a:b].strip()
+                if b < end and not (len(piece) <= first_clause_chars if listener.units == 0 and first
+                                    else len(piece) >= MIN_UNIT_CHARS):
+                    continue
+                if b == end and a == 0 and first and len(piece) > first_clause_chars and offsets:
+                    continue  # a long first sentence starts with a cut
+                sim = listener.copy()
+                sim.add(piece, sentence[b:] if b < end else None, pace)
+                if b not in nodes or sim.score() < nodes[b][0].score():
+                    nodes[b] = (sim, [*units, PlannedUnit(piece, listener.continues)])
+        if end not in nodes:  # no cut satisfied the rules: the sentence whole
+            listener, units = nodes[0]
+            sim = listener.copy()
+            sim.add(sentence, None, pace)
+            nodes[end] = (sim, [*units, PlannedUnit(sentence, listener.continues)])
+        best = nodes[end]
+    return best[1]
+
+
+def _overloaded(sentences: list[str], pace: Pace) -> bool:
+    """Even whole sentences take longer to make than to play: no cut can keep the listener fed."""
+    synth = sum(pace.synth_s(s) for s in sentences)
+    audio = sum(pace.audio_s(s, first=False, joined_before=False, joined_after=False) for s in sentences)
+    return synth >= audio
 
 
 def plan_units(text: str, first_clause_chars: int, pace: Pace | None = None) -> list[PlannedUnit]:
@@ -190,16 +219,9 @@ def plan_units(text: str, first_clause_chars: int, pace: Pace | None = None) -> 
     sentences = [s for s in (split_sentences(text) or [text]) if s.strip()]
     if not sentences:
         return []
-    if pace is None or first_clause_chars <= 0 or pace.slower_than_real_time:
+    if pace is None or first_clause_chars <= 0 or _overloaded(sentences, pace):
         return _simple(sentences, first_clause_chars)
-    if not pace.waiting:
-        return _extend(_Plan(pace.lead_s), deque(sentences), pace).units
-    plans = []
-    for head, rest in _first_units(sentences[0], first_clause_chars):
-        plan = _Plan(pace.lead_s)
-        plan.add(head, rest, pace)
-        plans.append(_extend(plan, deque(([rest] if rest else []) + sentences[1:]), pace))
-    return min(plans, key=lambda p: (p.score(), -len(p.units[0].text))).units
+    return _paced(sentences, first_clause_chars, pace)
 
 
 def _simple(sentences: list[str], first_clause_chars: int) -> list[PlannedUnit]:
