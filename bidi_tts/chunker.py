@@ -82,8 +82,7 @@ from bidi_tts._abbreviations import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_CHARS", "IncrementalSentenceChunker", "first_clause_split", "phrase_cut_offsets", "phrase_splits",
-    "split_sentences",
+    "DEFAULT_MAX_CHARS", "IncrementalSentenceChunker", "first_clause_split", "phrase_cut_offsets", "split_sentences",
 ]
 
 DEFAULT_MAX_CHARS: Final = 300
@@ -632,23 +631,18 @@ _BREAK_WORDS: Final = (
 _BREAK_BEFORE: Final = re.compile(r"\s(?=(?:" + "|".join(_BREAK_WORDS) + r")\b)", re.IGNORECASE)
 
 
-def first_clause_split(
-    sentence: str, max_head_chars: int, *, min_clause_head: int = MIN_HEAD_CHARS
-) -> tuple[str, str] | None:
+def first_clause_split(sentence: str, max_head_chars: int) -> tuple[str, str] | None:
     """Cut a long sentence into (head, rest), the head at most `max_head_chars` long, or None.
 
     The cut goes at the first clause boundary in reach, else before the last conjunction or
     preposition in reach, else at the last word boundary that leaves a rest worth its own unit.
-    `min_clause_head` lets a head that ends at a clause mark be shorter than ``MIN_HEAD_CHARS``
-    ("Sure," "Well," : a phrase of its own, spoken with its own pause).
     """
     if len(sentence) <= max_head_chars:
         return None
     window = sentence[: max_head_chars + 1]
     for pattern in (_CLAUSE_CUT, _BREAK_BEFORE):
-        shortest = min_clause_head if pattern is _CLAUSE_CUT else MIN_HEAD_CHARS
         cuts = [m.end() for m in pattern.finditer(window)
-                if m.start() >= shortest and len(sentence) - m.end() >= MIN_REST_CHARS]
+                if m.start() >= MIN_HEAD_CHARS and len(sentence) - m.end() >= MIN_REST_CHARS]
         if cuts:
             cut = cuts[0] if pattern is _CLAUSE_CUT else cuts[-1]
             break
@@ -660,30 +654,11 @@ def first_clause_split(
     return (head, rest) if head and rest else None
 
 
-def phrase_splits(
-    sentence: str, max_head_chars: int, *, min_clause_head: int = MIN_HEAD_CHARS
-) -> list[tuple[str, str]]:
-    """Every (head, rest) cut of `sentence` at a clause mark or before a conjunction or preposition,
-    the head at most `max_head_chars` long, shortest head first: the cuts a planner may weigh.
-
-    The same boundaries and minimum lengths as :func:`first_clause_split` (whose one cut is among
-    them unless it fell back to a bare word boundary).
-    """
-    window = sentence[: max_head_chars + 1]
-    seen: dict[str, tuple[str, str]] = {}
-    for pattern in (_CLAUSE_CUT, _BREAK_BEFORE):
-        shortest = min_clause_head if pattern is _CLAUSE_CUT else MIN_HEAD_CHARS
-        for m in pattern.finditer(window):
-            if m.start() < shortest or len(sentence) - m.end() < MIN_REST_CHARS:
-                continue
-            head, rest = sentence[: m.end()].strip(), sentence[m.end():].strip()
-            if head and rest and len(head) <= max_head_chars:
-                seen.setdefault(head, (head, rest))
-    return sorted(seen.values(), key=lambda split: len(split[0]))
-
-
 def phrase_cut_offsets(sentence: str, *, min_clause_head: int = MIN_HEAD_CHARS) -> list[int]:
-    """Where :func:`phrase_splits` may cut `sentence` (offsets of the rest's start), in order."""
+    """Every place `sentence` may be cut at a phrase boundary: after a clause mark, or before a
+    conjunction or preposition (offsets where the rest starts, in order). The same boundaries and
+    minimum lengths as :func:`first_clause_split`; `min_clause_head` lets a head that ends at a
+    clause mark be shorter ("Sure," "Well,": a phrase of its own, spoken with its own pause)."""
     out: set[int] = set()
     for pattern in (_CLAUSE_CUT, _BREAK_BEFORE):
         shortest = min_clause_head if pattern is _CLAUSE_CUT else MIN_HEAD_CHARS
