@@ -73,3 +73,16 @@ def test_padding_splits_silence_and_speech() -> None:
     assert (lead, speech, tail) == (pytest.approx(0.25, abs=0.005), pytest.approx(1.0, abs=0.005),
                                     pytest.approx(0.5, abs=0.005))
     assert padding(np.zeros(RATE, np.float32), RATE) == (0.0, 0.0, 1.0)
+
+
+def test_units_of_different_lengths_correct_a_wrong_shape() -> None:
+    # Calibrated in a busy moment (a small fixed part, a steep slope); the machine really costs
+    # 0.3 s per call + 0.02 s per character. A dozen units of mixed lengths put the shape right.
+    cost = UnitCost(call_s=0.05, char_s=0.05)
+    for chars in [20, 60, 35, 90, 25, 70, 40, 110, 30, 80, 50, 45]:
+        cost.observe(chars, 0.3 + 0.02 * chars)
+    assert cost.call_s == pytest.approx(0.3, rel=0.02) and cost.char_s == pytest.approx(0.02, rel=0.02)
+    same = UnitCost(call_s=0.05, char_s=0.05)
+    for _ in range(12):  # all one length: the slope cannot be told from the fixed part; only the scale moves
+        same.observe(50, 1.3)
+    assert same.synth_s(50) == pytest.approx(1.3, rel=0.05) and same.call_s / same.char_s == pytest.approx(1.0)
