@@ -81,7 +81,9 @@ from bidi_tts._abbreviations import (
     TITLES,
 )
 
-__all__ = ["DEFAULT_MAX_CHARS", "IncrementalSentenceChunker", "first_clause_split", "split_sentences"]
+__all__ = [
+    "DEFAULT_MAX_CHARS", "IncrementalSentenceChunker", "first_clause_split", "phrase_cut_offsets", "split_sentences",
+]
 
 DEFAULT_MAX_CHARS: Final = 300
 
@@ -650,3 +652,16 @@ def first_clause_split(sentence: str, max_head_chars: int) -> tuple[str, str] | 
             return None
     head, rest = sentence[:cut].strip(), sentence[cut:].strip()
     return (head, rest) if head and rest else None
+
+
+def phrase_cut_offsets(sentence: str, *, min_clause_head: int = MIN_HEAD_CHARS) -> list[int]:
+    """Every place `sentence` may be cut at a phrase boundary: after a clause mark, or before a
+    conjunction or preposition (offsets where the rest starts, in order). The same boundaries and
+    minimum lengths as :func:`first_clause_split`; `min_clause_head` lets a head that ends at a
+    clause mark be shorter ("Sure," "Well,": a phrase of its own, spoken with its own pause)."""
+    out: set[int] = set()
+    for pattern in (_CLAUSE_CUT, _BREAK_BEFORE):
+        shortest = min_clause_head if pattern is _CLAUSE_CUT else MIN_HEAD_CHARS
+        out.update(m.end() for m in pattern.finditer(sentence)
+                   if m.start() >= shortest and len(sentence) - m.end() >= MIN_REST_CHARS)
+    return sorted(out)

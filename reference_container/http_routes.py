@@ -80,7 +80,7 @@ async def invocations(request: Request) -> Response:
                 yield wav_header(sample_rate=parsed.sample_rate, streaming=True)
             async for frame in message_audio(
                 state.scheduler, parsed, stats, model_rate=state.synth.sample_rate,
-                first_clause_chars=state.settings.first_clause_chars,
+                first_clause_chars=state.settings.first_clause_chars, cost=state.cost,
             ):
                 stats.audio_bytes += len(frame)
                 yield frame

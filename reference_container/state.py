@@ -13,6 +13,7 @@ from reference_container.logs import kv
 from reference_container.scheduler import Scheduler
 from reference_container.settings import Settings
 from reference_container.synthesizers.base import Synthesizer, warm_up
+from reference_container.unit_cost import UnitCost, calibrate
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,9 @@ class AppState:
     ready: asyncio.Event = field(init=False)
     failed: bool = False
     limits: protocol.Limits = field(init=False)
+    # What a unit costs on this machine: measured after the warm-up, then followed unit by unit
+    # (reference_container.unit_cost); the units of every message are planned from it.
+    cost: UnitCost = field(default_factory=UnitCost)
 
     def __post_init__(self) -> None:
         self.scheduler = Scheduler(
@@ -51,10 +55,15 @@ class AppState:
             audio_s = 0.0
             if self.settings.warmup:
                 audio_s = await asyncio.to_thread(warm_up, self.synth, self.settings.default_voice)
+                self.cost = await asyncio.to_thread(calibrate, self.synth, self.settings.default_voice)
+                # The deadline policy starts from the same measurement, not from its guess.
+                self.scheduler.estimate.rtf = self.cost.rtf
         except Exception:
             self.failed = True
             log.exception("event=model_load_failed backend=%s", self.settings.backend)
             raise
         self.ready.set()
         log.info(kv(event="ready", backend=self.synth.name, voices=len(voices),
-                    load_s=time.perf_counter() - started, warmup_audio_s=audio_s))
+                    load_s=time.perf_counter() - started, warmup_audio_s=audio_s,
+                    unit_call_s=self.cost.call_s, unit_char_s=self.cost.char_s,
+                    speech_s_per_char=self.cost.speech_s_per_char, rtf=self.cost.rtf))

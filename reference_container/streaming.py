@@ -9,8 +9,9 @@ as soon as its model call returns, so the first audio never waits for later sent
 from __future__ import annotations
 
 import logging
+import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,16 +21,16 @@ from reference_container.logs import kv
 from reference_container.onset import trim_onset
 from reference_container.resample import PcmEncoder
 from reference_container.scheduler import Job, Scheduler
-from reference_container.segments import Pace, plan_units
+from reference_container.segments import JOIN_LEAD_S, Pace, join_tail_s, plan_units
+from reference_container.unit_cost import UnitCost
 
 log = logging.getLogger(__name__)
 
 FRAME_SECONDS = 0.1
 # Kokoro pads every unit with ~0.3 s of silence before and ~0.45 s after. Where a sentence was cut
-# at its first clause, that is a 0.75 s hole mid-sentence; keep only a short, natural pause.
+# between two units, that is a 0.75 s hole mid-sentence; keep only a short, natural pause
+# (segments.join_tail_s of the head's tail, segments.JOIN_LEAD_S of the rest's lead).
 SILENCE_LEVEL = 0.01
-JOIN_TAIL_S = 0.10
-JOIN_LEAD_S = 0.03
 
 
 def trim_trailing_silence(audio: np.ndarray, keep_s: float, rate: int) -> np.ndarray:
@@ -57,6 +58,7 @@ class MessageStats:
     units: int = 0
     audio_bytes: int = 0
     sample_rate: int = protocol.DEFAULT_SAMPLE_RATE
+    lead_s: float = -1.0  # what the listener held when the units were planned (-1: not paced)
     jobs: list[Job] = field(default_factory=list)
 
     def log(self, outcome: str) -> None:
@@ -65,7 +67,7 @@ class MessageStats:
         audio_s = self.audio_bytes / (2 * self.sample_rate)
         log.info(kv(
             event="message_done", session=self.session_id, request_id=self.request_id, outcome=outcome,
-            units=self.units, queue_wait_s=waits[0] if waits else -1.0, synth_s=synth,
+            units=self.units, lead_s=self.lead_s, queue_wait_s=waits[0] if waits else -1.0, synth_s=synth,
             first_audio_s=(self.first_audio_at - self.received_at) if self.first_audio_at else -1.0,
             total_s=time.perf_counter() - self.received_at, audio_s=audio_s,
             rtf=(synth / audio_s) if audio_s else -1.0,
@@ -77,13 +79,32 @@ def frame_bytes(sample_rate: int) -> int:
     return max(2, int(sample_rate * FRAME_SECONDS) * 2)
 
 
-def pace_for(scheduler: Scheduler, session_id: str) -> Pace:
-    """The plan's view of this session: the scheduler's learned real-time factor (times the
-    messages sharing each worker), speaking rate, and the audio the session's listener still holds."""
-    estimate = scheduler.estimate
+class Listener:
+    """A session's listener as the container sees it: it plays the audio sent to it at real time
+    from its first frame, and when it runs dry it resumes at the next frame (as
+    :func:`bidi_tts.metrics.playback_underruns` plays). It counts what was *sent*, after every cut
+    of the model's padding, so the lead it reports is what the listener really holds."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self._clock = clock
+        self._end = -math.inf
+
+    def sent(self, seconds: float) -> None:
+        self._end = max(self._end, self._clock()) + seconds
+
+    def lead_s(self) -> float:
+        """Seconds sent and not yet played."""
+        return max(0.0, self._end - self._clock())
+
+
+def pace_for(scheduler: Scheduler, cost: UnitCost, listener: Listener, speed: float = 1.0) -> Pace:
+    """The plan's view of this session: what a unit costs on this machine (times the messages
+    sharing each worker), how fast it speaks at `speed`, and what the session's listener holds."""
     sharing = max(1.0, scheduler.active_messages / max(1, scheduler.workers))
-    return Pace(rtf=estimate.rtf * sharing, audio_s_per_char=estimate.audio_s_per_char,
-                lead_s=scheduler.lead_s(session_id), margin_s=scheduler.deadline_margin_s)
+    speed = max(speed, 1e-3)
+    return Pace(call_s=cost.call_s * sharing, char_s=cost.char_s * sharing / speed,
+                speech_s_per_char=cost.speech_s_per_char / speed, lead_s=listener.lead_s(),
+                lead_pad_s=cost.lead_pad_s / speed, tail_pad_s=cost.tail_pad_s / speed)
 
 
 async def message_audio(
@@ -93,32 +114,44 @@ async def message_audio(
     *,
     model_rate: int,
     first_clause_chars: int,
+    cost: UnitCost | None = None,
+    listener: Listener | None = None,
     paced: bool = True,
 ) -> AsyncIterator[bytes]:
     """PCM frames (s16le, ~100 ms) of one message; raises JobCancelled / JobFailed from the scheduler.
 
-    Units are planned from the session's lead (:func:`pace_for`) unless `paced` is False. The first
-    unit's leading near-silence is cut (:func:`reference_container.onset.trim_onset`); where a
-    sentence was cut between two units, the model's padding at the cut is shortened to a short,
-    natural pause. The caller cancels the session's jobs (``scheduler.cancel_session``) when it
-    stops early.
+    Units are planned from what a unit costs (`cost`, which every finished unit updates) and what
+    the session's `listener` holds (:func:`pace_for`; a new Listener when None: nothing) unless
+    `paced` is False or `cost` is None. The first unit's leading near-silence is cut
+    (:func:`reference_container.onset.trim_onset`); where a sentence was cut between two units, the
+    model's padding at the cut is shortened to a short, natural pause. Every frame is counted as
+    sent to the listener when it is yielded. The caller cancels the session's jobs
+    (``scheduler.cancel_session``) when it stops early.
     """
-    pace = pace_for(scheduler, stats.session_id) if paced else None
+    listener = listener if listener is not None else Listener()
+    pace = pace_for(scheduler, cost, listener, request.speed) if paced and cost is not None else None
     units = plan_units(request.text, first_clause_chars, pace)
     stats.units = len(units)
     stats.sample_rate = request.sample_rate
+    stats.lead_s = pace.lead_s if pace is not None else -1.0
     stats.jobs = [scheduler.submit(stats.session_id, u.text, request.voice, request.speed) for u in units]
     encoder = PcmEncoder(model_rate, request.sample_rate)
     step = frame_bytes(request.sample_rate)
+    bytes_per_s = 2.0 * request.sample_rate
     pending = b""
-    for index, job in enumerate(stats.jobs):
+    for index, (unit, job) in enumerate(zip(units, stats.jobs, strict=True)):
         # A unit whose sentence goes on in the next one: its tail is trimmed once we know which
         # chunk is its last, so one chunk is held back.
         hold_last = index + 1 < len(units) and units[index + 1].joined
-        trim_lead = units[index].joined
+        trim_lead = unit.joined
         first_chunk = index == 0
         held: np.ndarray | None = None
+        made: list[np.ndarray] = []
+        lead_at_ready = -1.0
         async for chunk in scheduler.stream(job):
+            if not made:
+                lead_at_ready = listener.lead_s()
+            made.append(chunk)
             if first_chunk:
                 chunk, first_chunk = trim_onset(chunk, model_rate), False
             if trim_lead:
@@ -128,19 +161,40 @@ async def message_audio(
                 if previous is None:
                     continue
                 chunk = previous
-            pending += encoder.feed(chunk)
-            while len(pending) >= step:
-                frame, pending = pending[:step], pending[step:]
-                yield frame
             # Do not hold the tail of a unit back waiting for the next one: ship it now.
-            if pending:
-                frame, pending = pending, b""
+            frames, pending = split_frames(pending + encoder.feed(chunk), step, ship_rest=True)
+            for frame in frames:
+                listener.sent(len(frame) / bytes_per_s)
                 yield frame
         if held is not None:
-            pending += encoder.feed(trim_trailing_silence(held, JOIN_TAIL_S, model_rate))
-            while len(pending) >= step:
-                frame, pending = pending[:step], pending[step:]
+            tail = encoder.feed(trim_trailing_silence(held, join_tail_s(unit.text), model_rate))
+            frames, pending = split_frames(pending + tail, step, ship_rest=False)
+            for frame in frames:
+                listener.sent(len(frame) / bytes_per_s)
                 yield frame
+        audio = np.concatenate(made) if made else np.zeros(0, np.float32)
+        if cost is not None and job.synth_s is not None:
+            cost.observe(len(unit.text) / max(request.speed, 1e-3), job.synth_s, audio, model_rate)
+        log.info(kv(
+            event="unit_done", session=stats.session_id, request_id=stats.request_id, unit=index,
+            chars=len(unit.text), joined=unit.joined, queue_wait_s=job.queue_wait_s or 0.0,
+            synth_s=job.synth_s or 0.0,
+            predicted_s=pace.synth_s(unit.text) if pace is not None else -1.0,
+            audio_s=len(audio) / model_rate, lead_at_ready_s=lead_at_ready,
+        ))
     pending += encoder.flush()
     if pending:
+        listener.sent(len(pending) / bytes_per_s)
         yield pending
+
+
+def split_frames(data: bytes, step: int, *, ship_rest: bool) -> tuple[list[bytes], bytes]:
+    """`data` cut into frames of `step` bytes, and what is left (shipped as a last, shorter frame
+    when `ship_rest`)."""
+    cut = len(data) - len(data) % step
+    frames = [data[i : i + step] for i in range(0, cut, step)]
+    rest = data[cut:]
+    if ship_rest and rest:
+        frames.append(rest)
+        rest = b""
+    return frames, rest

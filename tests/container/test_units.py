@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import itertools
 import struct
+from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from bidi_tts import protocol
 from reference_container.http_routes import wav_header
 from reference_container.onset import trim_onset
 from reference_container.resample import PcmEncoder
 from reference_container.scheduler import Scheduler
-from reference_container.segments import Pace, first_clause_split, plan_segments, plan_units
+from reference_container.segments import Pace, PlannedUnit, first_clause_split, plan_segments, plan_units
 from reference_container.settings import parse_settings
-from reference_container.streaming import pace_for
+from reference_container.streaming import Listener, MessageStats, message_audio, pace_for
+from reference_container.unit_cost import UnitCost
 
 SEEDS = (
     "Welcome to our streaming text-to-speech demo. This system converts text into natural sounding "
@@ -144,69 +149,172 @@ def test_trim_onset_leaves_inaudible_or_already_tight_audio_alone() -> None:
 # -- units sized to the listener's lead ---------------------------------------------------------------
 LONG = ("Our new office opens on Monday, and every team will move in over the following two weeks, "
         "starting with the people who sit closest to the old kitchen.")
+DEFAULT = "Sure, I can help with that. Your order shipped yesterday and should arrive on Thursday."
+CPU = Pace(call_s=0.06, char_s=0.03, speech_s_per_char=0.06)  # about the int8 model on 2 cores
+GPU = Pace(call_s=0.01, char_s=0.0005, speech_s_per_char=0.06)
 
 
-def _fits(units: list[str], pace: Pace) -> list[bool]:
-    """Replay a plan: is each unit after the first synthesized before the listener runs dry?"""
-    lead, out = pace.lead_s, []
-    for i, text in enumerate(units):
-        audio = len(text) * pace.audio_s_per_char
-        synth = pace.rtf * audio
+def _replay(units: list[PlannedUnit], pace: Pace) -> tuple[float, list[float]]:
+    """Play a plan as the listener hears it, with one worker making the units back to back in exactly
+    the predicted times (not the planner's own arithmetic: a clock and a playback end). Returns the
+    wait for the first sound and, per later unit, the time it was ready before the listener would
+    have run dry less the margin the plan promises (negative: it came too late)."""
+    t, end = 0.0, pace.lead_s
+    spare: list[float] = []
+    for i, unit in enumerate(units):
+        t += pace.synth_s(unit.text)
         if i or pace.lead_s:
-            out.append(synth <= lead - pace.margin_s + 1e-9)
-        lead = max(0.0, lead - synth) + audio
-    return out
+            spare.append(end - (t + (pace.synth_s(unit.text) * pace.slack + pace.margin_s)))
+        joined_after = i + 1 < len(units) and units[i + 1].joined
+        end = max(end, t) + pace.audio_s(unit.text, first=i == 0, joined_before=unit.joined,
+                                         joined_after=joined_after)
+    return pace.synth_s(units[0].text), spare
+
+
+def _says_all(units: list[PlannedUnit], text: str) -> bool:
+    return " ".join(u.text for u in units).split() == text.split()
 
 
 def test_paced_plan_keeps_whole_sentences_when_the_lead_allows() -> None:
     text = f"Hello there. {LONG} Thanks."
-    fast = Pace(rtf=0.03, audio_s_per_char=0.07)  # a GPU: 150 characters in 0.3 s
-    assert plan_segments(text, 40, fast) == ["Hello there.", LONG, "Thanks."]
-    # a listener already holding 20 s of audio: no cut even at a slow real-time factor
-    assert plan_segments(text, 40, Pace(rtf=0.6, audio_s_per_char=0.07, lead_s=20.0)) == ["Hello there.", LONG,
-                                                                                           "Thanks."]
+    assert plan_segments(text, 40, GPU) == ["Hello there.", LONG, "Thanks."]
+    # a listener already holding 20 s of audio: no cut even on the CPU
+    assert plan_segments(text, 40, replace(CPU, lead_s=20.0)) == ["Hello there.", LONG, "Thanks."]
 
 
 def test_paced_plan_cuts_only_as_much_as_the_lead_needs() -> None:
     text = f"Hello there. {LONG}"
-    slow = Pace(rtf=0.3, audio_s_per_char=0.07)
-    units = plan_units(text, 40, slow)
+    units = plan_units(text, 40, CPU)
     texts = [u.text for u in units]
-    assert " ".join(texts).split() == text.split()  # no word lost or changed
+    assert _says_all(units, text)  # no word lost or changed
     assert texts[0] == "Hello there." and len(units) > 2
     assert [u.joined for u in units] == [False, False] + [True] * (len(units) - 2)
-    assert all(_fits(texts, slow)), texts
-    assert len(texts[-1]) > len(texts[1])  # units grow as the lead grows
-    # the unpaced plan synthesizes the long sentence whole after a 1 s unit: the listener runs dry
-    assert not all(_fits(plan_segments(text, 40), slow))
+    _, spare = _replay(units, CPU)
+    assert min(spare) >= -1e-9, (texts, spare)  # every unit ready before the listener runs dry
+    assert max(len(t) for t in texts[2:]) > len(texts[1])  # units grow as the lead grows
+    # the unpaced plan synthesizes the long sentence whole after a short unit: the listener runs dry
+    assert min(_replay(plan_units(text, 40), CPU)[1]) < -1.0
+
+
+def test_first_unit_is_the_shortest_start_the_rest_can_follow() -> None:
+    # Fast enough that "I can help with that." is made while "Sure," plays: start with "Sure,".
+    quick = Pace(call_s=0.05, char_s=0.012, speech_s_per_char=0.06)
+    units = plan_units(DEFAULT, 40, quick)
+    assert [u.text for u in units][:2] == ["Sure,", "I can help with that."] and units[1].joined
+    wait, spare = _replay(units, quick)
+    assert wait < 0.15 and min(spare) >= -1e-9
+    # Slower: "Sure," would leave the listener waiting mid-sentence, so the whole first sentence
+    # goes first (a later start, no gap), and the second sentence is cut only as the lead needs.
+    units = plan_units(DEFAULT, 40, CPU)
+    assert units[0].text == "Sure, I can help with that."
+    wait, spare = _replay(units, CPU)
+    assert min(spare) >= -1e-9 and _says_all(units, DEFAULT)
+    sure_first = plan_units(DEFAULT, 40, quick)  # the quick plan replayed on the slow machine runs dry
+    assert min(_replay(sure_first, CPU)[1]) < 0
+
+
+def test_a_large_cost_per_call_is_weighed_against_the_cuts() -> None:
+    # Each model call costs 0.6 s before it says anything (a busy machine: the model's padding is
+    # synthesized too), so every cut pays that again. The plan leaves the listener less silence than
+    # the simple plan, than cutting at every phrase, and than the short pieces a lead-only rule takes.
+    busy = Pace(call_s=0.6, char_s=0.036, speech_s_per_char=0.051)
+    text = f"Hello there. {LONG}"
+    pieces = ["Our new office opens", "on Monday, and every team", "will move in over the following",
+              "two weeks, starting with", "the people who sit closest", "to the old kitchen."]
+    every_phrase = ["Our new office opens on Monday,", "and every team will move in", "over the following two weeks,",
+                    "starting with the people who sit closest", "to the old kitchen."]
+
+    def plan(texts: list[str]) -> list[PlannedUnit]:
+        return [PlannedUnit("Hello there.")] + [PlannedUnit(t, i > 0) for i, t in enumerate(texts)]
+
+    def silence(units: list[PlannedUnit]) -> float:
+        assert _says_all(units, text)
+        return -sum(min(0.0, x) for x in _replay(units, busy)[1])
+
+    chosen = silence(plan_units(text, 40, busy))
+    assert chosen < silence(plan(pieces)) - 0.5
+    assert chosen <= silence(plan(every_phrase)) + 1e-9
+    assert chosen < silence(plan_units(text, 40)) - 0.5  # the simple plan
 
 
 def test_paced_plan_slower_than_real_time_is_the_simple_plan() -> None:
-    overloaded = Pace(rtf=1.2, audio_s_per_char=0.07)  # e.g. two sessions on one worker
+    overloaded = replace(CPU, char_s=0.07)  # e.g. two sessions on one worker
     text = f"Hello there. {LONG}"
     assert plan_segments(text, 40, overloaded) == plan_segments(text, 40) == ["Hello there.", LONG]
     # even with audio still playing, the first unit stays short: nothing longer can arrive in time
-    busy = Pace(rtf=1.2, audio_s_per_char=0.07, lead_s=3.0)
+    busy = replace(overloaded, lead_s=3.0)
     assert plan_segments(LONG, 40, busy) == plan_segments(LONG, 40) == ["Our new office opens on Monday,",
                                                                        LONG[len("Our new office opens on Monday, "):]]
 
 
 def test_paced_plan_never_cuts_when_cutting_is_off() -> None:
-    assert plan_segments(f"Hi. {LONG}", 0, Pace(rtf=2.0, audio_s_per_char=0.07)) == ["Hi.", LONG]
+    assert plan_segments(f"Hi. {LONG}", 0, CPU) == ["Hi.", LONG]
 
 
-def test_paced_plan_starts_short_with_no_lead() -> None:
-    pace = Pace(rtf=0.3, audio_s_per_char=0.07)
-    assert plan_segments(LONG, 40, pace)[0] == "Our new office opens on Monday,"
-    assert plan_segments(LONG, 40, Pace(rtf=0.3, audio_s_per_char=0.07, lead_s=5.0))[0] == LONG
+def test_a_listener_holding_audio_gets_units_sized_to_its_lead() -> None:
+    # Mid-turn: 2.5 s still to play. The first unit is as long as that lead covers, not the
+    # shortest possible start; with nothing left to play the start is short.
+    held = replace(CPU, lead_s=2.5)
+    units = plan_units(LONG, 40, held)
+    assert len(units[0].text) > 40 and _says_all(units, LONG)
+    assert min(_replay(units, held)[1]) >= -1e-9
+    assert len(plan_units(LONG, 40, CPU)[0].text) <= 40
+
+
+def test_listener_plays_what_was_sent_and_resumes_after_running_dry() -> None:
+    now = [10.0]
+    listener = Listener(clock=lambda: now[0])
+    assert listener.lead_s() == 0.0
+    listener.sent(1.0)
+    listener.sent(0.5)
+    assert listener.lead_s() == pytest.approx(1.5)
+    now[0] = 11.0
+    assert listener.lead_s() == pytest.approx(0.5)
+    now[0] = 13.0
+    assert listener.lead_s() == 0.0  # ran dry: never negative
+    listener.sent(0.2)  # resumes at the new frame, not at the old end
+    assert listener.lead_s() == pytest.approx(0.2)
 
 
 def test_pace_counts_the_messages_sharing_a_worker() -> None:
-    s = Scheduler(lambda text, voice, speed: iter([]), workers=1, deadline_margin_s=0.4)
-    s.estimate.rtf = 0.5
+    s = Scheduler(lambda text, voice, speed: iter([]), workers=1)
+    cost = UnitCost(call_s=0.1, char_s=0.02, speech_s_per_char=0.06)
+    listener = Listener()
     with s.admit():
-        one = pace_for(s, "a")
+        one = pace_for(s, cost, listener)
         with s.admit():
-            two = pace_for(s, "a")
-    assert (one.rtf, two.rtf) == (0.5, 1.0)  # two messages on one worker: each at half speed
-    assert one.lead_s == 0.0 and one.margin_s == 0.4
+            two = pace_for(s, cost, listener)
+    assert (one.call_s, one.char_s) == (0.1, 0.02)
+    assert (two.call_s, two.char_s) == (0.2, 0.04)  # two messages on one worker: each at half speed
+    fast = pace_for(s, cost, listener, speed=2.0)  # twice the speed: half the audio and model time per char
+    assert fast.speech_s_per_char == pytest.approx(0.03) and fast.char_s == pytest.approx(0.01)
+    assert one.lead_s == 0.0
+
+
+def _padded(text: str, voice: str, speed: float) -> Iterator[np.ndarray]:
+    """Like Kokoro: 0.3 s of silence, 0.05 s of tone per character, 0.45 s of silence."""
+    tone = 0.3 * np.sin(2 * np.pi * 220 * np.arange(int(0.05 * len(text) * RATE)) / RATE)
+    yield np.concatenate([np.zeros(int(0.3 * RATE)), tone, np.zeros(int(0.45 * RATE))]).astype(np.float32)
+
+
+async def test_the_listener_counts_the_audio_sent_not_the_audio_made() -> None:
+    # The lead that sizes the next message's units is what the client got: the first unit's leading
+    # silence and the pause at a cut are not in it (counting the model's audio would promise the
+    # listener 0.3 s per message and 0.6 s per cut that it never hears).
+    ticks = itertools.count()
+    s = Scheduler(_padded, clock=lambda: 0.01 * next(ticks))  # every model call takes some time
+    await s.start()
+    listener = Listener(clock=lambda: 50.0)  # the listener's clock stands still: the lead is all that was sent
+    cost = UnitCost(call_s=0.05, char_s=0.03, speech_s_per_char=0.05)
+    try:
+        request = protocol.SynthesizeRequest(text=f"Hello there. {LONG}")
+        stats = MessageStats("a", request.request_id)
+        sent = b"".join([f async for f in message_audio(s, request, stats, model_rate=RATE, first_clause_chars=40,
+                                                         cost=cost, listener=listener)])
+    finally:
+        await s.stop()
+    assert stats.units > 2  # paced: the long sentence was cut
+    made = sum(0.75 + 0.05 * len(j.text) for j in stats.jobs)
+    assert listener.lead_s() == pytest.approx(len(sent) / (2 * RATE), abs=1e-6)
+    assert listener.lead_s() < made - 0.25 - 0.5 * (stats.units - 2)
+    assert cost.observations == stats.units  # every finished unit taught the cost model

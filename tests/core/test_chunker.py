@@ -604,3 +604,16 @@ def test_buffer_stays_bounded(text: str) -> None:
         chunker.feed(text[i : i + fragment])
         assert len(chunker._buf) <= 100 + 2 * fragment + 40
     assert _stream(text, [text], max_chars=100) == split_sentences(text, max_chars=100)
+
+
+def test_phrase_cut_offsets_are_clause_marks_and_break_words_only() -> None:
+    from bidi_tts.chunker import phrase_cut_offsets
+
+    s = "Sure, I can help with that and more today."
+    rests = [s[o:].strip() for o in phrase_cut_offsets(s)]
+    # "Sure," is too short a head by default; the rest are before break words ("with", "that",
+    # "and"), and none leaves a rest under 15 characters ("and more today." is exactly 15)
+    assert rests == ["with that and more today.", "that and more today.", "and more today."]
+    rests = [s[o:].strip() for o in phrase_cut_offsets(s, min_clause_head=4)]
+    assert rests[0] == "I can help with that and more today."  # a short clause head when asked for
+    assert phrase_cut_offsets("Supercalifragilisticexpialidocious wonderful.") == []  # no bare word cuts
