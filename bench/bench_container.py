@@ -47,7 +47,7 @@ async def one_message(url: str, text: str, limit_s: float = 300.0) -> dict[str, 
     session = ClientSession()
     try:
         request = SynthesizeRequest(text=text)
-        payload = session.synthesize(request)
+        payload = session.synthesize(request, at=time.perf_counter())
         await transport.send(payload.encode())  # BINARY, as SageMaker delivers it
         deadline = time.perf_counter() + limit_s
         while True:

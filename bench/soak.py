@@ -66,7 +66,7 @@ async def one_session(url: str, run: Run, messages: int, deadline_s: float) -> N
     try:
         for i in range(messages):
             request = SynthesizeRequest(TEXTS[(run.messages + i) % len(TEXTS)])
-            await transport.send(session.synthesize(request), kind=FrameKind.BINARY)
+            await transport.send(session.synthesize(request, at=time.perf_counter()), kind=FrameKind.BINARY)
             end = time.monotonic() + deadline_s
             done = False
             while not done:

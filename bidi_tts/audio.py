@@ -1,18 +1,18 @@
-"""PCM helpers: sizes and durations, float <-> s16le conversion, WAV headers, loudness.
+"""PCM helpers: sizes and durations, float <-> s16le conversion, WAV bytes, loudness.
 
 All audio in this project is raw signed 16-bit little-endian PCM (CONTRACT.md TTS-AUDIO), mono
 unless a function says otherwise. The float convention is the common one: float ``x`` maps to
 ``round(x * 32768)`` clipped to the int16 range, and int16 ``k`` maps back to ``k / 32768``, so
 int16 -> float -> int16 is exact and 1.0 saturates at 32767 instead of wrapping to -32768.
+
+Bytes in, bytes out: writing a file is the caller's (:func:`bidi_tts.wav_file.write_wav`).
 """
 
 from __future__ import annotations
 
 import math
 import struct
-import wave
 from dataclasses import dataclass
-from os import PathLike
 
 import numpy as np
 import numpy.typing as npt
@@ -36,9 +36,9 @@ __all__ = [
     "rms_dbfs",
     "sample_count",
     "seconds_to_bytes",
+    "wav_bytes",
     "wav_header",
     "wav_layout",
-    "write_wav",
 ]
 
 #: A sample at or above this level (|x| >= 0.01 of full scale) is audible: the first such sample of
@@ -137,16 +137,11 @@ def wav_header(
     )  # fmt: skip
 
 
-def write_wav(
-    path: str | PathLike[str], pcm: bytes, sample_rate: int = DEFAULT_SAMPLE_RATE, channels: int = CHANNELS
-) -> None:
-    """Write s16le ``pcm`` to a WAV file at ``path`` (with the standard library's ``wave``)."""
+def wav_bytes(pcm: bytes, sample_rate: int = DEFAULT_SAMPLE_RATE, channels: int = CHANNELS) -> bytes:
+    """A whole WAV file holding s16le ``pcm`` (the bytes the standard library's ``wave`` writes);
+    ValueError when ``pcm`` is not a whole number of sample frames."""
     sample_count(pcm, channels)
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(channels)
-        out.setsampwidth(SAMPLE_WIDTH_BYTES)
-        out.setframerate(sample_rate)
-        out.writeframes(pcm)
+    return wav_header(len(pcm), sample_rate, channels) + pcm
 
 
 @dataclass(frozen=True, slots=True)

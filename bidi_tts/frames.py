@@ -1,4 +1,4 @@
-"""The JSON-vs-PCM frame rule (CONTRACT.md TTS-CLASSIFY).
+"""Frames from the container and the JSON-vs-PCM rule (CONTRACT.md TTS-CLASSIFY).
 
 A frame is control only if the whole frame decodes as UTF-8 JSON whose value is an object. Raw PCM
 may start with `{` (0x7b), so a prefix test is never enough. When the transport knows the frame's
@@ -8,6 +8,7 @@ kind (WebSocket opcode, SageMaker `DataType`), that knowledge wins.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -63,3 +64,16 @@ def classify_frame(
     if kind is FrameKind.TEXT:
         return FrameClass.INVALID, None
     return FrameClass.AUDIO, None
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One frame from the container: its bytes, its kind when the transport knows it, and when it
+    arrived, in the caller's clock (the transport stamps it; the core never reads a clock)."""
+
+    payload: bytes
+    kind: FrameKind | None  # None when the transport cannot tell TEXT from BINARY
+    received_at: float
+
+    def classify(self) -> tuple[FrameClass, dict[str, Any] | None]:
+        return classify_frame(self.payload, self.kind)

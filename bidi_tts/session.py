@@ -5,6 +5,10 @@ checks the ordering rules of CONTRACT.md (TTS-ORDER, TTS-AUDIO, TTS-CLASSIFY) an
 per-message timing record, whatever transport moved the bytes. Modelled on the sans-I/O shape of
 python-websockets' ``Protocol``: no sockets, no clocks of its own (every timestamp comes in with
 the frame or the call).
+
+Two kinds of wrong, kept apart as in h11: what the container does wrong is a
+:class:`ProtocolViolation`, recorded and returned, never raised; what the caller does wrong (a move
+its :class:`SessionState` does not allow, see :data:`TRANSITIONS`) raises :class:`LocalProtocolError`.
 """
 
 from __future__ import annotations
@@ -12,14 +16,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from bidi_tts.audio import first_audible_sample
-from bidi_tts.frames import FrameClass
+from bidi_tts.frames import Frame, FrameClass
 from bidi_tts.protocol import (
     CHANNELS,
     DEFAULT_SAMPLE_RATE,
@@ -28,7 +31,6 @@ from bidi_tts.protocol import (
     MessageType,
     SynthesizeRequest,
 )
-from bidi_tts.transports.base import Frame
 
 
 class Severity(StrEnum):
@@ -120,9 +122,48 @@ class SessionState(StrEnum):
     CLOSED = "closed"
 
 
+class Move(StrEnum):
+    """What moves a session: the caller's sends and what arrives."""
+
+    SEND_MESSAGE = "send a message"  # synthesize()
+    SEND_CLOSE = "send close"  # close()
+    RECEIVE_FRAME = "receive a frame"  # receive_frame(), any frame
+    START = "synthesis_start arrives"
+    END = "the message ends"  # synthesis_complete, or an error ending the current message
+    GIVE_UP = "give up the current message"  # give_up_current()
+    CONNECTION_CLOSED = "the connection closes"  # connection_closed()
+
+
+def _row(*following: SessionState | None) -> dict[Move, SessionState]:
+    """One state's row of :data:`TRANSITIONS`: the next state per move, in :class:`Move` order;
+    None marks an illegal move."""
+    return {move: state for move, state in zip(Move, following, strict=True) if state is not None}
+
+
+_I, _S, _CLOSING, _CLOSED = SessionState.IDLE, SessionState.STREAMING, SessionState.CLOSING, SessionState.CLOSED
+#: state -> {move: next state}. A move missing from its state's row (None below) raises LocalProtocolError.
+TRANSITIONS: dict[SessionState, dict[Move, SessionState]] = {
+    #              SEND_MESSAGE SEND_CLOSE RECEIVE_FRAME START     END       GIVE_UP   CONNECTION_CLOSED
+    _I:       _row(_I,          _CLOSING,  _I,           _S,       _I,       _I,       _CLOSED),
+    _S:       _row(_S,          _CLOSING,  _S,           _S,       _I,       _I,       _CLOSED),
+    _CLOSING: _row(None,        None,      _CLOSING,     _CLOSING, _CLOSING, _CLOSING, _CLOSED),
+    _CLOSED:  _row(None,        None,      None,         None,     None,     _CLOSED,  None),
+}  # fmt: skip
+
+
+class LocalProtocolError(Exception):
+    """The caller made a move its session's state does not allow (h11's ``LocalProtocolError``):
+    a bug in the client, never something the container did (that is a :class:`ProtocolViolation`)."""
+
+    def __init__(self, message: str, *, state: SessionState, move: Move) -> None:
+        self.state, self.move = state, move
+        super().__init__(message)
+
+
 @dataclass(slots=True)
 class MessageRecord:
-    """Timings and totals of one synthesize message, in the clock of the caller (perf_counter)."""
+    """Timings and totals of one synthesize message, in the clock of the caller (transports stamp
+    frames with ``time.perf_counter()``, so callers send with it too)."""
 
     request_id: str
     text: str
@@ -170,28 +211,48 @@ class ClientSession:
         self.close_code: int | None = None
         self.close_reason: str = ""
 
+    # -- state ----------------------------------------------------------------------------------
+    def _move(self, move: Move, *, on_purpose: bool = False) -> None:
+        """Take `move` by :data:`TRANSITIONS`; an illegal one raises, unless it is made `on_purpose`
+        (a conformance suite breaks the client's rules to see what the container does): then the
+        state stays as it is."""
+        following = TRANSITIONS[self.state].get(move)
+        if following is not None:
+            self.state = following
+        elif not on_purpose:
+            allowed = ", ".join(m.value for m in TRANSITIONS[self.state]) or "nothing"
+            raise LocalProtocolError(f"cannot {move.value} in state {self.state.value} (allowed: {allowed})",
+                                     state=self.state, move=move)
+
     # -- outgoing -------------------------------------------------------------------------------
-    def synthesize(self, request: SynthesizeRequest, *, at: float | None = None) -> str:
-        """Record a synthesize message about to be sent; returns its JSON payload."""
+    def synthesize(self, request: SynthesizeRequest, *, at: float, on_purpose: bool = False) -> str:
+        """Record a synthesize message about to be sent `at` (the caller's clock); returns its JSON
+        payload. LocalProtocolError after :meth:`close` or the connection's end, or for a request_id
+        used before; `on_purpose` records a message sent after close anyway (a probe of the container)."""
         if request.request_id in self.records:
-            raise ValueError(f"request_id {request.request_id!r} already used in this session")
+            raise LocalProtocolError(f"request_id {request.request_id!r} already used in this session",
+                                     state=self.state, move=Move.SEND_MESSAGE)
+        self._move(Move.SEND_MESSAGE, on_purpose=on_purpose)
         self.records[request.request_id] = MessageRecord(
             request.request_id,
             request.text,
-            time.perf_counter() if at is None else at,
+            at,
             sample_rate=request.sample_rate,
         )
         self._pending.append(request.request_id)
         return request.to_json()
 
-    def close(self) -> str:
-        """Record an explicit close; returns the JSON payload to send."""
-        if self.state is not SessionState.CLOSED:
-            self.state = SessionState.CLOSING
+    def close(self, *, on_purpose: bool = False) -> str:
+        """Record an explicit close; returns the JSON payload to send. LocalProtocolError when close
+        was already sent or the connection has ended, unless sent again `on_purpose`."""
+        self._move(Move.SEND_CLOSE, on_purpose=on_purpose)
         return json.dumps({"type": MessageType.CLOSE.value})
 
     # -- incoming -------------------------------------------------------------------------------
     def receive_frame(self, frame: Frame) -> list[SessionEvent]:
+        """Check one frame from the container; the events it makes. LocalProtocolError after
+        :meth:`connection_closed` (nothing arrives on a closed connection)."""
+        self._move(Move.RECEIVE_FRAME)
         kind, control = frame.classify()
         at = frame.received_at
         if kind is FrameClass.INVALID:
@@ -227,9 +288,9 @@ class ClientSession:
                     )
                 ]
 
-    def connection_closed(self, code: int | None, reason: str = "", *, at: float | None = None) -> SessionClosed:
-        at = time.perf_counter() if at is None else at
-        self.state = SessionState.CLOSED
+    def connection_closed(self, code: int | None, reason: str = "", *, at: float) -> SessionClosed:
+        """The connection ended `at`; LocalProtocolError when told twice."""
+        self._move(Move.CONNECTION_CLOSED)
         self.close_code, self.close_reason = code, reason
         return SessionClosed(code, reason, at)
 
@@ -239,8 +300,7 @@ class ClientSession:
         record, self._current = self._current, None
         if record is not None:
             record.given_up = True
-            if self.state is SessionState.STREAMING:
-                self.state = SessionState.IDLE
+            self._move(Move.GIVE_UP)
         return record
 
     @property
@@ -308,7 +368,7 @@ class ClientSession:
             record.started_at = at
             record.sample_rate = rate
         self._current = record
-        self.state = SessionState.STREAMING if self.state is not SessionState.CLOSING else self.state
+        self._move(Move.START)
         events.append(SynthesisStarted(control.get("request_id"), rate, control, at))
         return events
 
@@ -391,8 +451,7 @@ class ClientSession:
             record.cancelled = cancelled
         duration = control.get("duration_s")
         self._current = None
-        if self.state is SessionState.STREAMING:
-            self.state = SessionState.IDLE
+        self._move(Move.END)
         events.append(
             SynthesisCompleted(
                 control.get("request_id"),
@@ -433,8 +492,7 @@ class ClientSession:
                     )
                 )
             self._current = None
-            if self.state is SessionState.STREAMING:
-                self.state = SessionState.IDLE
+            self._move(Move.END)
         else:
             record = self._take_pending(control.get("request_id"))
         if record is not None:

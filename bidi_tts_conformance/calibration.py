@@ -71,7 +71,7 @@ def timeout_for(slowest_silence_s: float) -> float:
 
 async def _open(target: Target, reply_timeout: float, voice: str, sample_rate: int) -> Conversation:
     transport = await target.connect(open_timeout=10.0)
-    return Conversation(transport, reply_timeout=reply_timeout, voice=voice, sample_rate=sample_rate,
+    return Conversation(transport, silence=reply_timeout, voice=voice, sample_rate=sample_rate,
                         focus=frozenset())
 
 

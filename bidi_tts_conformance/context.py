@@ -75,7 +75,7 @@ class CaseContext:
         (a case that loads the container with N sessions at once gives each N times as long)."""
         transport = await self.connect(**opts)
         end, end_one = self.options.end_silence, self.options.end_silence_one
-        conv = Conversation(transport, reply_timeout=self.options.reply_timeout * patience,
+        conv = Conversation(transport, silence=self.options.reply_timeout * patience,
                             voice=self.options.voice, sample_rate=self.options.sample_rate,
                             focus=self.focus, notes=self.notes,
                             end_silence=None if end is None else end * patience,

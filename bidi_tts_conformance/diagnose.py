@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import json
 
 from bidi_tts.frames import FrameKind
+from bidi_tts.session import ProtocolViolation
 from bidi_tts.transports.base import ConnectError, TransportClosed
 
 _CLOSE_MEANING = {
@@ -50,3 +52,17 @@ def describe_frame(payload: bytes, kind: FrameKind | None) -> str:
     except (UnicodeDecodeError, ValueError):
         pass
     return f"{label} {len(payload)} bytes"
+
+
+def worded(violation: ProtocolViolation) -> str:
+    """The session checker's description for people: frames as JSON (as everywhere else in the
+    report), not as Python dicts; a missing field said as missing, not as None."""
+    text = violation.description.replace("sample_rate: None", "sample_rate (it has none)")
+    head, sep, tail = text.partition(": {")
+    if sep:
+        try:
+            value = ast.literal_eval("{" + tail)
+        except (ValueError, SyntaxError):
+            return text
+        return f"{head}: {json.dumps(value, ensure_ascii=False)}"
+    return text

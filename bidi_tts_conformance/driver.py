@@ -1,75 +1,48 @@
 """A conversation: one Transport plus one ClientSession, with waits that turn into case failures.
 
 Every frame goes through :class:`bidi_tts.session.ClientSession`, which tracks each message and
-checks the ordering rules. A conversation judges only the rules its case is about (`focus`): any
-other violation becomes a note for the report, so one deviation fails the one case that owns it
-instead of every case that happens to see it.
+checks the ordering rules; :func:`bidi_tts_conformance.reply.file_frame` puts what arrived on the
+:class:`Reply` of the message it answers. A conversation judges only the rules its case is about
+(`focus`): any other violation becomes a note for the report, so one deviation fails the one case
+that owns it instead of every case that happens to see it.
 
 Waiting is bounded by silence, not by a fixed total: a wait fails when no frame at all arrives for
-`reply_timeout` seconds (calibrated from the container), so a broken container fails fast while a
-slow one that keeps streaming is given the time it needs.
+`silence` seconds (calibrated from the container; ``--reply-timeout`` sets it by hand), so a broken
+container fails fast while a slow one that keeps streaming is given the time it needs. Every wait
+takes that bound as `silence`.
+
+The waits, from the one primitive up:
+
+- :meth:`Conversation.pump_until`: read frames until a condition holds; says why it stopped.
+- on one message: :meth:`~Conversation.wait_answer` (its first sign), :meth:`~Conversation.first_sign_or`
+  (its first sign or a fixed time, never fails), :meth:`~Conversation.wait_reply` (its end; fails on
+  silence or a close), :meth:`~Conversation.collect` (its end, lenient: fails only when nothing answered);
+- with a verdict: :meth:`~Conversation.complete` (wait_reply, then no error and no violation),
+  :meth:`~Conversation.say` (send, then complete), :meth:`~Conversation.exchange` (send, collect, audio);
+- on the session: :meth:`~Conversation.wait_closed`, :meth:`~Conversation.quiet`.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import time
 import uuid
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from bidi_tts.frames import FrameKind
 from bidi_tts.protocol import SynthesizeRequest
-from bidi_tts.session import (
-    AudioReceived,
-    ClientSession,
-    ErrorReceived,
-    MessageRecord,
-    ProtocolViolation,
-    Rule,
-    SessionEvent,
-    Severity,
-    SynthesisCompleted,
-    SynthesisStarted,
-)
+from bidi_tts.session import ClientSession, ProtocolViolation, Rule, SessionEvent, Severity
 from bidi_tts.transports.base import Transport, TransportClosed, TransportTimeout
-from bidi_tts_conformance.diagnose import describe_close, describe_frame
+from bidi_tts_conformance.diagnose import describe_close, describe_frame, worded
 from bidi_tts_conformance.failures import CaseFailed
-from bidi_tts_conformance.focus import judged_by
+from bidi_tts_conformance.focus import EVERY_RULE, Notes, judged_by
+from bidi_tts_conformance.reply import Reply, file_frame
 
-EVERY_RULE: frozenset[Rule] = frozenset(Rule)
+__all__ = ["EVERY_RULE", "ONE_BURST_CHARS", "Conversation", "Notes", "Reply", "worded"]  # the cases' imports
+
 ONE_BURST_CHARS = 20  # a message this short is one unit of work: its audio comes in one burst
-
-
-@dataclass(slots=True)
-class Reply:
-    """Everything that answered one synthesize message."""
-
-    request_id: str
-    record: MessageRecord
-    started: SynthesisStarted | None = None
-    completed: SynthesisCompleted | None = None
-    error: ErrorReceived | None = None
-    audio: bytearray = field(default_factory=bytearray)
-    frame_kinds: list[str] = field(default_factory=list)  # "text"/"binary"/"?" per frame in order
-
-    @property
-    def answered(self) -> bool:
-        """Any sign of an answer: synthesis_start, audio, or an error."""
-        return self.started is not None or bool(self.audio) or self.error is not None
-
-
-@dataclass(slots=True)
-class Notes:
-    """Deviations seen outside a case's focus: reported once each, never judged by that case."""
-
-    lines: list[str] = field(default_factory=list)
-
-    def add(self, line: str) -> None:
-        if line not in self.lines:
-            self.lines.append(line)
+EXPECTED = "synthesis_start, audio, synthesis_complete"
 
 
 class Conversation:
@@ -79,20 +52,24 @@ class Conversation:
         self,
         transport: Transport,
         *,
-        reply_timeout: float,
+        silence: float | None = None,
         voice: str,
         sample_rate: int,
         focus: Collection[Rule] = EVERY_RULE,
         notes: Notes | None = None,
         end_silence: float | None = None,
         end_silence_one: float | None = None,
+        reply_timeout: float | None = None,  # the old name of `silence`
     ) -> None:
+        silence = reply_timeout if silence is None else silence
+        if silence is None:
+            raise TypeError("Conversation() needs silence=SECONDS")
         self.transport = transport
         self.session = ClientSession()
-        self.reply_timeout = reply_timeout  # the longest silence while a frame is due
+        self.silence = silence  # the longest silence while a frame is due
         # Once a message's audio has started and stopped: the silence after which it counts as ended
-        # without synthesis_complete (shorter than reply_timeout only for a container seen to send none).
-        self.end_silence = reply_timeout if end_silence is None else min(end_silence, reply_timeout)
+        # without synthesis_complete (shorter than `silence` only for a container seen to send none).
+        self.end_silence = silence if end_silence is None else min(end_silence, silence)
         self.end_silence_one = self.end_silence if end_silence_one is None else min(end_silence_one,
                                                                                     self.end_silence)
         self.voice = voice
@@ -108,7 +85,14 @@ class Conversation:
         # Ids the driver made up to track messages sent without one: a container cannot echo them.
         self.invented: set[str] = set()
 
+    @property
+    def reply_timeout(self) -> float:
+        """The old name of :attr:`silence` (the cases still say it)."""
+        return self.silence
+
     # -- sending -------------------------------------------------------------------------------
+    # The suite sends what a case asks, rule-breaking included (a message after close is how
+    # close.after.1 probes the container), so every send is recorded `on_purpose`.
     def request(self, text: str, **fields: Any) -> SynthesizeRequest:
         values: dict[str, Any] = {"voice": self.voice, "sample_rate": self.sample_rate}
         values.update(fields)
@@ -134,12 +118,11 @@ class Conversation:
             if not payload.get("request_id"):
                 self.invented.add(rid)
             body = json.dumps(payload, ensure_ascii=False)
-            self.session.synthesize(self.request(text, request_id=rid, **fields))
+            self._record(self.request(text, request_id=rid, **fields))
         else:
             req = self.request(text, **fields)
             rid = req.request_id
-            body = self.session.synthesize(req)
-        self.replies[rid] = Reply(rid, self.session.records[rid])
+            body = self._record(req)
         data = body.encode("utf-8")
         if split_at is not None or fragments is not None:
             cuts = sorted(split_at) if split_at is not None else _even_cuts(len(data), fragments or 2)
@@ -154,9 +137,14 @@ class Conversation:
         req = self.request(text, request_id=request_id or uuid.uuid4().hex)
         if request_id is None:
             self.invented.add(req.request_id)
-        self.session.synthesize(req)
-        self.replies[req.request_id] = Reply(req.request_id, self.session.records[req.request_id])
+        self._record(req)
         return req.request_id
+
+    def _record(self, req: SynthesizeRequest) -> str:
+        """Record a message about to leave, give it a Reply; its JSON body."""
+        body = self.session.synthesize(req, at=time.perf_counter(), on_purpose=True)
+        self.replies[req.request_id] = Reply(self.session.records[req.request_id])
+        return body
 
     async def send_raw(self, payload: bytes | str, *, kind: FrameKind | None = FrameKind.TEXT) -> None:
         """Send bytes exactly as given (bad inputs, close, cancel)."""
@@ -164,6 +152,9 @@ class Conversation:
 
     async def send_json(self, obj: Any, *, kind: FrameKind | None = FrameKind.TEXT) -> None:
         await self.send_raw(json.dumps(obj), kind=kind)
+
+    async def close_request(self, kind: FrameKind | None = FrameKind.TEXT) -> None:
+        await self.send_raw(self.session.close(on_purpose=True), kind=kind)
 
     async def _send(self, send: Callable[[], Any]) -> None:
         try:
@@ -174,72 +165,13 @@ class Conversation:
                              f"({describe_close(closed)})", expected="an open session",
                              actual=describe_close(closed)) from None
 
-    async def close_request(self, kind: FrameKind | None = FrameKind.TEXT) -> None:
-        await self.send_raw(self.session.close(), kind=kind)
-
-    # -- receiving -----------------------------------------------------------------------------
-    async def pump(self, timeout: float | None = None) -> list[SessionEvent]:
-        """Receive one frame and feed it to the session. Raises TransportClosed/TransportTimeout."""
-        if self.closed is not None:
-            raise self.closed
-        try:
-            frame = await self.transport.receive(timeout=self.reply_timeout if timeout is None else timeout)
-        except TransportClosed as closed:
-            self._on_closed(closed)
-            raise
-        self.log.append(describe_frame(frame.payload, frame.kind))
-        undone = [r for r in self.replies.values() if not r.record.done]
-        events = self.session.receive_frame(frame)
-        owner: Reply | None = None
-        for event in events:
-            self.events.append(event)
-            if isinstance(event, AudioReceived):
-                owner = self.replies.get(event.request_id or "")
-                if owner is not None:
-                    owner.audio.extend(event.pcm)
-            elif isinstance(event, SynthesisStarted):
-                current = self.session.current
-                owner = self.replies.get(current.request_id) if current else None
-                if owner is not None:
-                    owner.started = event
-            elif isinstance(event, SynthesisCompleted | ErrorReceived):
-                owner = next((r for r in undone if r.record.done), None)
-                if owner is not None:
-                    if isinstance(event, SynthesisCompleted):
-                        owner.completed = event
-                    else:
-                        owner.error = event
-            elif isinstance(event, ProtocolViolation):
-                if event.rule is Rule.TEXT_NOT_JSON and self.session.current is not None:
-                    owner = self.replies.get(self.session.current.request_id)  # audio sent as TEXT
-                if event.rule not in self.focus and not self._about_invented_id(event):
-                    self.notes.add(f"{event.clause}: {worded(event)} (judged by {judged_by(event.rule)})")
-        if owner is not None:
-            owner.frame_kinds.append(frame.kind.value if frame.kind else "?")
-        return events
-
-    def _about_invented_id(self, violation: ProtocolViolation) -> bool:
-        """A request_id "not echoed" for a message that carried none (the id is the driver's own)."""
-        return violation.rule is Rule.START_REQUEST_ID and any(repr(r) in violation.description
-                                                                for r in self.invented)
-
-    def _on_closed(self, closed: TransportClosed) -> None:
-        if self.closed is None:
-            self.closed = closed
-            self.closed_at = time.perf_counter()
-            self.session.connection_closed(closed.code, closed.reason)
-
-    def received(self) -> str:
-        """The last frames received, for failure details."""
-        shown = self.log[-6:]
-        more = f"{len(self.log) - len(shown)} earlier frames, then " if len(self.log) > len(shown) else ""
-        return f"{more}{'; '.join(shown)}" if shown else "no frame at all"
-
+    # -- reading -------------------------------------------------------------------------------
     async def pump_until(self, done: Callable[[], bool], *, silence: float | None = None,
                          total: float | None = None) -> str | None:
         """Read frames until `done()`; None when done, else why not: "silence" (no frame for `silence`
-        seconds), "total" (the `total` budget ran out while frames kept coming) or "closed"."""
-        silence = self.reply_timeout if silence is None else silence
+        seconds, by default the conversation's), "total" (the `total` budget ran out while frames
+        kept coming) or "closed"."""
+        silence = self.silence if silence is None else silence
         deadline = None if total is None else time.perf_counter() + total
         while not done():
             wait = silence
@@ -249,7 +181,7 @@ class Conversation:
                     return "total"
                 wait = min(wait, left)
             try:
-                await self.pump(wait)
+                await self._read_frame(wait)
             except TransportTimeout:
                 if deadline is not None and time.perf_counter() >= deadline:
                     return "total"
@@ -258,38 +190,45 @@ class Conversation:
                 return None if done() else "closed"
         return None
 
-    async def _wait_end(self, reply: Reply, timeout: float | None) -> str | None:
-        """Until the answer ends: the silence allowed before its audio starts, then (once audio flows)
-        the end silence, which is shorter for a container seen to send no synthesis_complete."""
-        why = await self.pump_until(lambda: bool(reply.audio) or reply.record.done, silence=timeout)
-        if why is None and not reply.record.done:
-            one_burst = len(reply.record.text) <= ONE_BURST_CHARS
-            silence = timeout if timeout is not None else self.end_silence_one if one_burst else self.end_silence
-            why = await self.pump_until(lambda: reply.record.done, silence=silence)
-        return why
+    async def _read_frame(self, silence: float) -> None:
+        """Receive one frame, check it, file it on its reply and note what is outside the focus.
+        Raises TransportClosed / TransportTimeout."""
+        if self.closed is not None:
+            raise self.closed
+        try:
+            frame = await self.transport.receive(timeout=silence)
+        except TransportClosed as closed:
+            self._on_closed(closed)
+            raise
+        self.log.append(describe_frame(frame.payload, frame.kind))
+        undone = [r for r in self.replies.values() if not r.record.done]
+        events = self.session.receive_frame(frame)
+        self.events.extend(events)
+        file_frame(frame, events, self.replies, self.session, undone)
+        for event in events:
+            if (isinstance(event, ProtocolViolation) and event.rule not in self.focus
+                    and not self._about_invented_id(event)):
+                self.notes.add(f"{event.clause}: {worded(event)} (judged by {judged_by(event.rule)})")
 
-    async def wait_reply(self, rid: str, timeout: float | None = None) -> Reply:
-        """Wait until the message is completed or answered with an error (`timeout`: silence allowed)."""
-        reply = self.replies[rid]
-        why = await self._wait_end(reply, timeout)
-        if why == "closed":
-            assert self.closed is not None
-            raise CaseFailed(
-                f"the container {describe_close(self.closed)} before finishing the message; received: "
-                f"{self.received()}",
-                expected="synthesis_start, audio, synthesis_complete; the session stays open",
-                actual=describe_close(self.closed))
-        if why is not None:
-            waited = timeout if timeout is not None else self.end_silence if reply.answered else self.reply_timeout
-            raise self._no_reply(reply, waited)
-        return reply
+    def _on_closed(self, closed: TransportClosed) -> None:
+        if self.closed is None:
+            self.closed = closed
+            self.closed_at = time.perf_counter()
+            self.session.connection_closed(closed.code, closed.reason, at=self.closed_at)
 
-    async def wait_answer(self, rid: str, timeout: float | None = None) -> Reply:
+    def received(self) -> str:
+        """The last frames received, for failure details."""
+        shown = self.log[-6:]
+        more = f"{len(self.log) - len(shown)} earlier frames, then " if len(self.log) > len(shown) else ""
+        return f"{more}{'; '.join(shown)}" if shown else "no frame at all"
+
+    # -- waiting on one message ----------------------------------------------------------------
+    async def wait_answer(self, rid: str, silence: float | None = None) -> Reply:
         """Wait for the first sign of an answer (synthesis_start, audio or an error), or a close."""
         reply = self.replies[rid]
-        why = await self.pump_until(lambda: reply.answered or reply.record.done, silence=timeout)
+        why = await self.pump_until(lambda: reply.answered or reply.record.done, silence=silence)
         if why == "silence":
-            raise self._no_reply(reply, self.reply_timeout if timeout is None else timeout)
+            raise self._no_reply(reply, self.silence if silence is None else silence)
         return reply
 
     async def first_sign_or(self, rid: str, seconds: float) -> Reply:
@@ -298,6 +237,21 @@ class Conversation:
         one that says nothing until its whole message is made."""
         reply = self.replies[rid]
         await self.pump_until(lambda: reply.answered or reply.record.done, silence=seconds, total=seconds)
+        return reply
+
+    async def wait_reply(self, rid: str, silence: float | None = None) -> Reply:
+        """Wait until the message is completed or answered with an error; fails on silence or a close."""
+        reply = self.replies[rid]
+        why = await self._wait_end(reply, silence)
+        if why == "closed":
+            assert self.closed is not None
+            raise CaseFailed(
+                f"the container {describe_close(self.closed)} before finishing the message; received: "
+                f"{self.received()}",
+                expected=f"{EXPECTED}; the session stays open", actual=describe_close(self.closed))
+        if why is not None:
+            silence = silence if silence is not None else self.end_silence if reply.answered else self.silence
+            raise self._no_reply(reply, silence)
         return reply
 
     async def collect(self, rid: str) -> Reply:
@@ -311,12 +265,40 @@ class Conversation:
                 raise CaseFailed(f"the container {describe_close(self.closed)} without answering the message; "
                                  f"received: {self.received()}", expected="synthesis_start, audio",
                                  actual=describe_close(self.closed))
-            raise self._no_reply(reply, self.reply_timeout)
+            raise self._no_reply(reply, self.silence)
         if why == "silence" and self.session.current is reply.record:
             self.session.give_up_current()
             self.notes.add("TTS-ORDER: no synthesis_complete; the audio stopped and nothing more arrived "
                            "(judged by audio.order.1)")
         return reply
+
+    async def _wait_end(self, reply: Reply, silence: float | None) -> str | None:
+        """Until the answer ends: `silence` before its audio starts, then (once audio flows) the end
+        silence, which is shorter for a container seen to send no synthesis_complete."""
+        why = await self.pump_until(lambda: bool(reply.audio) or reply.record.done, silence=silence)
+        if why is None and not reply.record.done:
+            one_burst = len(reply.record.text) <= ONE_BURST_CHARS
+            if silence is None:
+                silence = self.end_silence_one if one_burst else self.end_silence
+            why = await self.pump_until(lambda: reply.record.done, silence=silence)
+        return why
+
+    # -- waiting with a verdict ----------------------------------------------------------------
+    async def complete(self, rid: str, silence: float | None = None) -> Reply:
+        """Wait for the reply and require success: synthesis_complete, no violation in focus."""
+        reply = await self.wait_reply(rid, silence)
+        if reply.error is not None:
+            raise CaseFailed(
+                f"a valid message was refused with error {reply.error.code or '(no code)'}"
+                f"{': ' + repr(reply.error.message) if reply.error.message else ''}",
+                expected=EXPECTED, actual=f"error {reply.error.code or '(no code)'}")
+        self.raise_violations()
+        return reply
+
+    async def say(self, text: str, **kw: Any) -> Reply:
+        """Send one message and wait for its successful completion (`silence=` bounds the wait)."""
+        silence = kw.pop("silence", None)
+        return await self.complete(await self.synthesize(text, **kw), silence)
 
     async def exchange(self, text: str, **kw: Any) -> Reply:
         """Send one message and read its answer to the end, for a case about the session rather than the
@@ -326,8 +308,7 @@ class Conversation:
         if reply.error is not None:
             raise CaseFailed(
                 f"a valid message was refused with error {reply.error.code or '(no code)'}",
-                expected="synthesis_start, audio, synthesis_complete",
-                actual=f"error {reply.error.code or '(no code)'}")
+                expected=EXPECTED, actual=f"error {reply.error.code or '(no code)'}")
         if not reply.audio:
             raise CaseFailed(f"no audio; received: {self.received()}", expected="audio", actual="no audio")
         self.raise_violations()
@@ -341,29 +322,13 @@ class Conversation:
         else:
             what = f"synthesis_start and {len(reply.audio)} audio bytes but no synthesis_complete"
         return CaseFailed(f"{what}: nothing arrived for {silence:.1f} s; received: {self.received()}",
-                          expected="synthesis_start, audio, synthesis_complete", actual=what)
+                          expected=EXPECTED, actual=what)
 
-    async def complete(self, rid: str, timeout: float | None = None) -> Reply:
-        """Wait for the reply and require success: synthesis_complete, no violation in focus."""
-        reply = await self.wait_reply(rid, timeout)
-        if reply.error is not None:
-            raise CaseFailed(
-                f"a valid message was refused with error {reply.error.code or '(no code)'}"
-                f"{': ' + repr(reply.error.message) if reply.error.message else ''}",
-                expected="synthesis_start, audio, synthesis_complete",
-                actual=f"error {reply.error.code or '(no code)'}")
-        self.raise_violations()
-        return reply
-
-    async def say(self, text: str, **kw: Any) -> Reply:
-        """Send one message and wait for its successful completion."""
-        timeout = kw.pop("timeout", None)
-        return await self.complete(await self.synthesize(text, **kw), timeout)
-
-    async def wait_closed(self, timeout: float | None = None) -> TransportClosed:
-        """Read (and check) frames until the container closes the session (`timeout`: silence allowed,
-        and also the whole wait: a container that keeps sending must still close)."""
-        limit = self.reply_timeout if timeout is None else timeout
+    # -- waiting on the session ----------------------------------------------------------------
+    async def wait_closed(self, silence: float | None = None) -> TransportClosed:
+        """Read (and check) frames until the container closes the session (`silence` bounds the
+        silence and also the whole wait: a container that keeps sending must still close)."""
+        limit = self.silence if silence is None else silence
         why = await self.pump_until(lambda: self.closed is not None, silence=limit, total=limit)
         if why is None and self.closed is not None:
             return self.closed
@@ -376,7 +341,7 @@ class Conversation:
         await self.pump_until(lambda: False, silence=seconds, total=seconds)
         return self.log[seen:]
 
-    # -- invariants ----------------------------------------------------------------------------
+    # -- judging -------------------------------------------------------------------------------
     def violations(self, severity: Severity | None = Severity.ERROR) -> list[ProtocolViolation]:
         """Violations of the rules in focus (all rules for a conversation made outside a case)."""
         return [v for v in self.session.violations
@@ -394,6 +359,12 @@ class Conversation:
     def warnings(self) -> list[str]:
         return [f"{v.clause}: {worded(v)}" for v in self.violations(Severity.WARNING)]
 
+    def _about_invented_id(self, violation: ProtocolViolation) -> bool:
+        """A request_id "not echoed" for a message that carried none (the id is the driver's own)."""
+        return violation.rule is Rule.START_REQUEST_ID and any(repr(r) in violation.description
+                                                                for r in self.invented)
+
+    # -- ending --------------------------------------------------------------------------------
     @property
     def unfinished(self) -> bool:
         """Messages were sent whose answer had not ended when the client closed (work left running)."""
@@ -406,20 +377,6 @@ class Conversation:
             await self.transport.close()
         except Exception:  # the peer may already be gone; closing is best effort
             pass
-
-
-def worded(violation: ProtocolViolation) -> str:
-    """The session checker's description for people: frames as JSON (as everywhere else in the
-    report), not as Python dicts; a missing field said as missing, not as None."""
-    text = violation.description.replace("sample_rate: None", "sample_rate (it has none)")
-    head, sep, tail = text.partition(": {")
-    if sep:
-        try:
-            value = ast.literal_eval("{" + tail)
-        except (ValueError, SyntaxError):
-            return text
-        return f"{head}: {json.dumps(value, ensure_ascii=False)}"
-    return text
 
 
 def _even_cuts(length: int, parts: int) -> list[int]:

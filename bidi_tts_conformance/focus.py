@@ -9,8 +9,12 @@ judgement of the code).
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import dataclass, field
 
 from bidi_tts.session import Rule
+
+#: The focus of a conversation made outside a case (calibration, tests): it judges every rule.
+EVERY_RULE: frozenset[Rule] = frozenset(Rule)
 
 RULE_OWNERS: dict[Rule, tuple[str, ...]] = {
     Rule.START_SAMPLE_RATE: ("audio.format.1",),
@@ -48,3 +52,14 @@ def judged_by(rule: Rule) -> str:
     """The case (or group) that judges `rule`, for notes in other cases."""
     owners = RULE_OWNERS.get(rule)
     return " and ".join(owners) if owners else JUDGED_ELSEWHERE.get(rule, "no single case")
+
+
+@dataclass(slots=True)
+class Notes:
+    """Deviations seen outside a case's focus: reported once each, never judged by that case."""
+
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, line: str) -> None:
+        if line not in self.lines:
+            self.lines.append(line)

@@ -130,7 +130,8 @@ async def _first_audio_ms(transport: Any, messages: int, tag: str) -> list[float
     out = []
     for i in range(messages):
         request_id = f"{tag}{i}"
-        payload = session.synthesize(SynthesizeRequest(text=f"Hop {i}.", request_id=request_id))
+        payload = session.synthesize(SynthesizeRequest(text=f"Hop {i}.", request_id=request_id),
+                                     at=time.perf_counter())
         sent = time.perf_counter()
         await transport.send(payload, kind=FrameKind.TEXT)
         while not session.records[request_id].done:

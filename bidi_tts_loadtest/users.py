@@ -12,11 +12,11 @@ from typing import Any
 import gevent
 from locust import User, constant, task
 
-from bidi_tts.audio import write_wav
 from bidi_tts.metrics import MessageMetrics
 from bidi_tts.protocol import SAMPLE_WIDTH_BYTES
 from bidi_tts.session import ClientSession, MessageRecord
 from bidi_tts.transports.base import ConnectError, TransportError
+from bidi_tts.wav_file import write_wav
 from bidi_tts_loadtest import summary as S
 from bidi_tts_loadtest.corpus import load_answers
 from bidi_tts_loadtest.failures import FATAL, STREAM_ERROR, TIMEOUT, cause_of

@@ -10,22 +10,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from bidi_tts.frames import FrameClass, FrameKind, classify_frame
+from bidi_tts.frames import Frame, FrameKind
 
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One frame from the container, stamped when it arrived."""
-
-    payload: bytes
-    kind: FrameKind | None  # None when the transport cannot tell TEXT from BINARY
-    received_at: float = field(default_factory=time.perf_counter)
-
-    def classify(self) -> tuple[FrameClass, dict[str, Any] | None]:
-        return classify_frame(self.payload, self.kind)
+__all__ = ["AsyncWaitClosed", "ConnectError", "Frame", "SyncWaitClosed", "Transport", "TransportClosed",
+           "TransportError", "TransportTimeout"]  # Frame lives in the core (bidi_tts.frames); named here too
 
 
 class TransportError(Exception):

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from bidi_tts.frames import FrameKind
+from bidi_tts.frames import Frame, FrameKind
 from bidi_tts.transports._ws_common import (
     CloseState,
     connect_errors,
@@ -18,7 +18,7 @@ from bidi_tts.transports._ws_common import (
     transport_closed,
     websocket_url,
 )
-from bidi_tts.transports.base import AsyncWaitClosed, Frame, TransportTimeout
+from bidi_tts.transports.base import AsyncWaitClosed, TransportTimeout
 
 __all__ = ["WebSocketTransport", "transport_closed", "websocket_url"]
 

@@ -18,9 +18,9 @@ from websockets.frames import Frame as WsFrame
 from websockets.frames import Opcode
 from websockets.sync.client import ClientConnection, connect
 
-from bidi_tts.frames import FrameKind
+from bidi_tts.frames import Frame, FrameKind
 from bidi_tts.transports._ws_common import CloseState, connect_errors, connect_options, resolve_url
-from bidi_tts.transports.base import Frame, SyncWaitClosed, TransportTimeout
+from bidi_tts.transports.base import SyncWaitClosed, TransportTimeout
 
 _DATA = (Opcode.TEXT, Opcode.BINARY, Opcode.CONT)
 

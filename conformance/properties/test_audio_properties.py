@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bidi_tts import audio
+from bidi_tts.wav_file import write_wav
 
 SETTINGS = settings(max_examples=200, deadline=None)
 
@@ -30,7 +31,7 @@ def test_header_plus_pcm_round_trips(pcm: bytes, rate: int, streaming: bool) -> 
 def test_write_wav_read_wav_round_trip(pcm: bytes, rate: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "x.wav"
-        audio.write_wav(path, pcm, rate)
+        write_wav(path, pcm, rate)
         data = path.read_bytes()
     assert data[: audio.WAV_HEADER_BYTES] == audio.wav_header(len(pcm), rate)
     assert audio.read_wav(data) == (pcm, rate)

@@ -168,7 +168,7 @@ def test_error_message_probes_each_get_a_session_of_their_own() -> None:
 @pytest.mark.timeout(60)
 def test_no_note_about_a_request_id_the_driver_made_up() -> None:
     async def talk(url: str) -> Conversation:
-        conv = Conversation(await Target(kind="url", base_url=url).connect(), reply_timeout=3.0,
+        conv = Conversation(await Target(kind="url", base_url=url).connect(), silence=3.0,
                             voice="af_heart", sample_rate=24_000, focus=frozenset())
         await conv.collect(await conv.synthesize("Hi.", payload={"text": "Hi."}))  # no id sent: 'unknown'
         await conv.collect(await conv.synthesize("Hi.", payload={"text": "Hi.", "request_id": "mine"}))
@@ -185,7 +185,7 @@ def test_no_note_about_a_request_id_the_driver_made_up() -> None:
 def test_a_request_id_sent_and_not_echoed_is_still_noted() -> None:
     """The other side of the check above: the note is dropped only for ids never sent."""
     async def talk(url: str) -> Conversation:
-        conv = Conversation(await Target(kind="url", base_url=url).connect(), reply_timeout=3.0,
+        conv = Conversation(await Target(kind="url", base_url=url).connect(), silence=3.0,
                             voice="af_heart", sample_rate=24_000, focus=frozenset())
         await conv.collect(await conv.synthesize("Hi.", payload={"text": "Hi.", "request_id": "mine"}))
         await conv.close()

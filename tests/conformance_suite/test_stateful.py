@@ -50,7 +50,7 @@ class SessionMachine(RuleBasedStateMachine):
 
     async def _open(self) -> Conversation:
         transport = await Target(kind="url", base_url=self.url).connect()
-        return Conversation(transport, reply_timeout=10, voice="af_heart", sample_rate=24_000)
+        return Conversation(transport, silence=10, voice="af_heart", sample_rate=24_000)
 
     @initialize()
     def open_session(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 import struct
 import wave
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from bidi_tts import audio
+from bidi_tts.wav_file import write_wav
 
 
 def test_bytes_and_seconds() -> None:
@@ -94,12 +96,28 @@ def test_header_plus_pcm_reads_back_with_the_stdlib(tmp_path: Path) -> None:
 def test_write_wav_and_read_wav(tmp_path: Path) -> None:
     pcm = np.arange(-500, 500, dtype="<i2").tobytes()
     path = tmp_path / "out.wav"
-    audio.write_wav(path, pcm, 22_050)
+    write_wav(path, pcm, 22_050)
     data = path.read_bytes()
+    assert data == audio.wav_bytes(pcm, 22_050)
     assert data[:44] == audio.wav_header(len(pcm), 22_050)
     assert audio.read_wav(data) == (pcm, 22_050)
     with pytest.raises(ValueError):
-        audio.write_wav(tmp_path / "odd.wav", b"\x00", 24_000)
+        write_wav(tmp_path / "odd.wav", b"\x00", 24_000)
+    assert not (tmp_path / "odd.wav").exists()
+
+
+@pytest.mark.parametrize(("rate", "channels"), [(24_000, 1), (22_050, 1), (16_000, 2)])
+def test_wav_bytes_are_what_the_stdlib_writes(rate: int, channels: int) -> None:
+    pcm = np.arange(-600, 600, dtype="<i2").tobytes()
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(channels)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(pcm)
+    assert audio.wav_bytes(pcm, rate, channels) == buf.getvalue()
+    with pytest.raises(ValueError):
+        audio.wav_bytes(b"\x00\x01", rate, channels=2)  # half a stereo frame
 
 
 def test_read_streamed_wav() -> None:

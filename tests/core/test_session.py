@@ -7,19 +7,19 @@ import json
 import pytest
 
 from bidi_tts import protocol
-from bidi_tts.frames import FrameKind
+from bidi_tts.frames import Frame, FrameKind
 from bidi_tts.protocol import ErrorCode, SynthesizeRequest
 from bidi_tts.session import (
     AudioReceived,
     ClientSession,
     ErrorReceived,
+    LocalProtocolError,
     ProtocolViolation,
     SessionState,
     Severity,
     SynthesisCompleted,
     SynthesisStarted,
 )
-from bidi_tts.transports.base import Frame
 
 
 def text(payload: str, at: float) -> Frame:
@@ -213,8 +213,8 @@ def test_start_without_a_valid_sample_rate() -> None:
 def test_duplicate_request_id_refused_and_close_payload() -> None:
     s = ClientSession()
     sent(s)
-    with pytest.raises(ValueError):
-        s.synthesize(SynthesizeRequest("again", request_id="r1"))
+    with pytest.raises(LocalProtocolError):
+        s.synthesize(SynthesizeRequest("again", request_id="r1"), at=10.5)
     assert json.loads(s.close()) == {"type": "close"} and s.state is SessionState.CLOSING
     closed = s.connection_closed(1000, "bye", at=5.0)
     assert closed.code == 1000 and s.state is SessionState.CLOSED and s.close_code == 1000

@@ -180,7 +180,8 @@ async def _synthesize(url: str, text: str, timeout_s: float) -> tuple[bytes, Cli
     done = False
     try:
         # BINARY, as SageMaker delivers every client PayloadPart without DataType.
-        await transport.send(session.synthesize(SynthesizeRequest(text=text)).encode(), kind=FrameKind.BINARY)
+        payload = session.synthesize(SynthesizeRequest(text=text), at=time.perf_counter())
+        await transport.send(payload.encode(), kind=FrameKind.BINARY)
         async with asyncio.timeout(timeout_s):
             while not done:
                 for event in session.receive_frame(await transport.receive()):

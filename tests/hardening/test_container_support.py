@@ -195,7 +195,7 @@ async def one_message(
     session = ClientSession()
     try:
         request = SynthesizeRequest(text, **fields)
-        await transport.send(session.synthesize(request), kind=FrameKind.BINARY)
+        await transport.send(session.synthesize(request, at=time.perf_counter()), kind=FrameKind.BINARY)
         end = time.monotonic() + deadline_s
         while True:
             frame = await transport.receive(timeout=max(0.01, end - time.monotonic()))

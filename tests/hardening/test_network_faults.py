@@ -32,7 +32,7 @@ async def _one_message(url: str, deadline_s: float) -> tuple[ClientSession, floa
     transport = await WebSocketTransport.open(url, open_timeout=5)
     session = ClientSession()
     try:
-        await transport.send(session.synthesize(SynthesizeRequest(TEXT)), kind=FrameKind.BINARY)
+        await transport.send(session.synthesize(SynthesizeRequest(TEXT), at=time.perf_counter()), kind=FrameKind.BINARY)
         end = time.monotonic() + deadline_s
         while True:
             frame = await transport.receive(timeout=max(0.0, end - time.monotonic()))

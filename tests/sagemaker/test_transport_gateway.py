@@ -57,7 +57,7 @@ async def test_session_through_sdk_and_gateway(toy: ToyContainer, gateway: Gatew
         assert transport.invoked_variant == "AllTraffic"
         session = ClientSession()
         for text in ("Hello there. How are you today?", "Second message."):
-            await transport.send(session.synthesize(SynthesizeRequest(text=text)))
+            await transport.send(session.synthesize(SynthesizeRequest(text=text), at=time.perf_counter()))
             frames = await read_message(transport)
             events = [e for f in frames for e in session.receive_frame(f)]
             assert any(isinstance(e, SynthesisCompleted) for e in events)
