@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bidi_tts.audio import AUDIBLE_DBFS
+from bidi_tts.audio import AUDIBLE_DBFS, dbfs_to_level
 
 KEEP_S = 0.025  # kept before the first audible sample
 ONSET_DBFS = -55.0  # a 5 ms window louder than this is part of the onset
@@ -28,21 +28,17 @@ FADE_S = 0.005
 _WINDOW_S = 0.005
 
 
-def _level(dbfs: float) -> float:
-    return float(10.0 ** (dbfs / 20.0))
-
-
 def trim_onset(audio: np.ndarray, rate: int) -> np.ndarray:
     """`audio` (float, full scale 1) without its leading near-silence; unchanged when no sample in
     it is audible (the silence is then not known to be leading: nothing is held back or dropped)."""
     x = np.asarray(audio)
-    loud = np.flatnonzero(np.abs(x) >= _level(AUDIBLE_DBFS))
+    loud = np.flatnonzero(np.abs(x) >= dbfs_to_level(AUDIBLE_DBFS))
     if not loud.size:
         return audio
     first = int(loud[0])
     start = first
     window = max(1, int(_WINDOW_S * rate))
-    floor = _level(ONSET_DBFS) ** 2
+    floor = dbfs_to_level(ONSET_DBFS) ** 2
     limit = first - int(MAX_ONSET_S * rate)
     while start - window >= max(0, limit):
         chunk = x[start - window : start].astype(np.float64)
