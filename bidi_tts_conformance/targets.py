@@ -20,6 +20,7 @@ from typing import Any
 
 from bidi_tts.transports.base import Transport
 from bidi_tts.transports.websocket import WebSocketTransport
+from bidi_tts_conformance.ping_log import PingLog
 
 DEFAULT_IMAGE = "bidi-tts-reference:latest"
 READY_TIMEOUT_S = 480.0  # SM-PING: a container must pass /ping within 8 minutes of start
@@ -56,6 +57,8 @@ class Target:
     base_url: str | None = None
     image: str | None = None  # set for docker targets: the label case inspects it
     description: str = ""
+    # What /ping answered while the container loaded; set only by targets the suite starts itself.
+    ping_log: PingLog | None = field(default=None, repr=False)
 
     async def connect(self, **opts: Any) -> Transport:
         """Open one session. Options: ``headers`` (WebSocket only), ``open_timeout``."""
@@ -80,8 +83,9 @@ class Target:
         return self.description or f"{self.kind} {self.base_url or ''}".strip()
 
 
-def wait_ready(base_url: str, timeout: float, progress: Progress, alive: Callable[[], bool]) -> None:
-    """Poll /ping until 200, printing progress every few seconds."""
+def wait_ready(base_url: str, timeout: float, progress: Progress, alive: Callable[[], bool],
+               log: PingLog | None = None) -> None:
+    """Poll /ping until 200, printing progress every few seconds; every answer goes to `log`."""
     start = time.monotonic()
     last_note = start
     status: int | None = None
@@ -89,6 +93,8 @@ def wait_ready(base_url: str, timeout: float, progress: Progress, alive: Callabl
         if not alive():
             raise RuntimeError(f"the container exited before /ping answered 200 (last status {status})")
         status = ping_status(base_url, timeout=2.0)
+        if log is not None:
+            log.add(status)
         if status == 200:
             progress(f"ready after {time.monotonic() - start:.1f} s ({base_url}/ping answered 200)")
             return
@@ -115,11 +121,12 @@ class ProcessTarget(Target):
         cmd = [sys.executable, "-m", "reference_container", "--host", "127.0.0.1", "--port", str(port)]
         progress(f"starting the reference container: {' '.join(cmd)}")
         log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL
+        self.ping_log = PingLog()
         self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
         self.description = f"process pid {self._proc.pid} {self.base_url}"
         try:
             wait_ready(self.base_url, self.ready_timeout, progress, lambda: self._proc is not None
-                       and self._proc.poll() is None)
+                       and self._proc.poll() is None, self.ping_log)
         except BaseException:
             self.stop()
             raise
@@ -173,6 +180,7 @@ class DockerTarget(Target):
         assert self.image
         progress(f"starting image {self.image} with testcontainers")
         container = DockerContainer(self.image).with_exposed_ports(8080)
+        self.ping_log = PingLog()
         container.start()
         self._container = container
         host = container.get_container_host_ip()
@@ -186,7 +194,7 @@ class DockerTarget(Target):
             return bool(container.get_wrapped_container().status in ("running", "created"))
 
         try:
-            wait_ready(self.base_url, self.ready_timeout, progress, alive)
+            wait_ready(self.base_url, self.ready_timeout, progress, alive, self.ping_log)
         except RuntimeError as exc:
             tail = self._log_tail()
             self.stop()
