@@ -85,6 +85,7 @@ def run_url(name: str, url: str, *, content: bool = False) -> dict[str, object]:
                                                                                     "INFORMATIONAL", "SKIPPED")),
         "busy_failures": sorted(cid for cid, r in failed.items() if "still busy" in r.detail),
         "details": {cid: r.detail[:240] for cid, r in failed.items()},
+        "not_judged_details": {r.case.id: r.detail[:240] for r in results if r.verdict is Verdict.NOT_JUDGED},
         "slowest": [(r.case.id, round(r.duration_s, 1)) for r in sorted(results, key=lambda r: -r.duration_s)[:8]],
     }
 
@@ -125,6 +126,8 @@ def main() -> int:
         print(f"   slowest cases (s): {row['slowest']}")
         for cid, detail in row["details"].items():  # type: ignore[attr-defined]
             print(f"     {cid}: {detail}")
+        for cid, detail in row["not_judged_details"].items():  # type: ignore[attr-defined]
+            print(f"     {cid} (NOT-JUDGED): {detail}")
     if len(rows) == 2:
         print(f"time ratio sample/good: {rows[1]['seconds'] / max(rows[0]['seconds'], 0.1):.1f}x")  # type: ignore[operator]
     if args.json:
