@@ -10,6 +10,7 @@ did not start) or survived. Prints each mutant with the cases that killed it, an
 
     uv run python bench/bench_mutation.py [--sample 40] [--seed 23] [--json OUT] [--keep DIR]
     uv run python bench/bench_mutation.py --mutant reference_container/ws_session.py:core/NumberReplacer:9
+    uv run python bench/bench_mutation.py --mutant ... --case 'robust.flood.*'   # only these cases as the test
 
 Surviving mutants are judged by hand: docs/verdicts.md lists the equivalent ones with the reason.
 """
@@ -72,7 +73,7 @@ def enumerate_mutants(work: Path) -> list[dict[str, object]]:
                                           int(m["occurrence"])))  # type: ignore[call-overload]
 
 
-def run_one(work: Path, mutant: dict[str, object]) -> dict[str, object]:
+def run_one(work: Path, mutant: dict[str, object], cases: list[str] | None = None) -> dict[str, object]:
     path = work / str(mutant["module"])
     original = path.read_bytes()
     line = original.decode().splitlines()[int(mutant["line"]) - 1].strip()  # type: ignore[call-overload]
@@ -83,7 +84,8 @@ def run_one(work: Path, mutant: dict[str, object]) -> dict[str, object]:
         started = time.perf_counter()
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         try:
-            proc = subprocess.run([sys.executable, "bench/mutation_check.py"], cwd=work, env=env,
+            selected = [arg for glob in cases or [] for arg in ("--case", glob)]
+            proc = subprocess.run([sys.executable, "bench/mutation_check.py", *selected], cwd=work, env=env,
                                   capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
             code, out = proc.returncode, proc.stdout
         except subprocess.TimeoutExpired:
@@ -105,6 +107,8 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
     parser.add_argument("--mutant", action="append", default=[], metavar="MODULE:OPERATOR:OCCURRENCE",
                         help="run these mutants (as printed) instead of a sample")
+    parser.add_argument("--case", action="append", default=[], metavar="GLOB",
+                        help="run only these cases against each mutant (default: all but content.*)")
     args = parser.parse_args()
     if args.sample < 0:
         parser.error("--sample must be 0 (all) or more")
@@ -123,7 +127,7 @@ def main() -> int:
         print(f"{len(mutants)} mutants in {', '.join(MODULES)}; running {len(chosen)} (seed {args.seed})", flush=True)
         outcomes = []
         for i, mutant in enumerate(chosen, 1):
-            outcome = run_one(work, mutant)
+            outcome = run_one(work, mutant, args.case)
             outcomes.append(outcome)
             verdict = ("KILLED by " + ", ".join(outcome["killed_by"][:4]) if outcome["killed_by"]  # type: ignore[index]
                        else "KILLED (did not start or finish)" if outcome["killed"] else "SURVIVED")

@@ -7,7 +7,13 @@ answered "text required", uncoded errors, no sample_rate in synthesis_start) and
 the same model pace. Prints wall time, the failed cases by defect, the cases not judged, and the
 time ratio. Numbers, not pass/fail.
 
+With --url it runs the suite (content.* included, unless --no-content) against a container that is
+already running instead: the AWS sample's own serve.py (its model call served by int8 ONNX Kokoro) or
+the reference container, one after the other on the same machine, for issue 23's before/after. It
+prints the same lines, with the verdict counts.
+
     uv run python bench/bench_sample.py [--only sample|good] [--json OUT]
+    uv run python bench/bench_sample.py --url http://127.0.0.1:8080 --name sample [--no-content] [--json OUT]
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from bidi_tts_conformance.cases import REGISTRY
 from bidi_tts_conformance.context import Options
 from bidi_tts_conformance.model import CaseResult, Verdict
 from bidi_tts_conformance.runner import SuiteRunner
-from bidi_tts_conformance.targets import Target
+from bidi_tts_conformance.targets import Target, ping_status
 from tests.toys.good import ServerThread, ToyContainer
 from tests.toys.samples import AwsSampleToy, SampleLikeGoodToy
 
@@ -47,29 +53,39 @@ def _about(case_id: str, globs: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(case_id, g) for g in globs)
 
 
-def ordered() -> list:
-    cases = [c for c in REGISTRY if c.group != "content"]
+def ordered(content: bool = False) -> list:
+    cases = [c for c in REGISTRY if content or c.group != "content"]
     order = getattr(selection, "run_order", None)  # the plugin's order, where the suite has one
     return order(cases) if order else cases
 
 
 def run(name: str, toy: ToyContainer) -> dict[str, object]:
     with ServerThread(toy.app()) as server:
-        runner = SuiteRunner(Target(kind="url", base_url=server.url), Options())
-        started = time.perf_counter()
-        results: list[CaseResult] = [runner.run(case) for case in ordered()]
-        seconds = time.perf_counter() - started
+        return run_url(name, server.url)
+
+
+def run_url(name: str, url: str, *, content: bool = False) -> dict[str, object]:
+    runner = SuiteRunner(Target(kind="url", base_url=url), Options(), progress=lambda line: print(f"  [{line}]",
+                                                                                                  flush=True))
+    started = time.perf_counter()
+    results: list[CaseResult] = []
+    for case in ordered(content):
+        results.append(result := runner.run(case))
+        print(f"  {case.id:<28} {result.verdict.value:<13} {result.duration_s:6.1f} s", flush=True)
+    seconds = time.perf_counter() - started
     failed = {r.case.id: r for r in results if r.verdict is Verdict.FAILED}
     caught = {d: sorted(cid for cid in failed if _about(cid, globs)) for d, globs in DEFECTS.items()}
     about = {cid for cid in failed if any(_about(cid, globs) for globs in DEFECTS.values())}
     return {
         "container": name, "seconds": round(seconds, 1), "cases": len(results),
+        "verdicts": {v.value: n for v in Verdict if (n := sum(1 for r in results if r.verdict is v))},
         "failed": sorted(failed), "failed_by_defect": caught,
         "failed_about_no_defect": sorted(set(failed) - about),
         "not_judged": sorted(r.case.id for r in results if r.verdict.value not in ("OK", "FAILED", "NON-STRICT",
                                                                                     "INFORMATIONAL", "SKIPPED")),
         "busy_failures": sorted(cid for cid, r in failed.items() if "still busy" in r.detail),
         "details": {cid: r.detail[:240] for cid, r in failed.items()},
+        "not_judged_details": {r.case.id: r.detail[:240] for r in results if r.verdict is Verdict.NOT_JUDGED},
         "slowest": [(r.case.id, round(r.duration_s, 1)) for r in sorted(results, key=lambda r: -r.duration_s)[:8]],
     }
 
@@ -78,16 +94,29 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--only", choices=("sample", "good"), default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
+    parser.add_argument("--url", default=None, help="run against this running container instead of the toys")
+    parser.add_argument("--name", default="container", help="what to call the --url container in the output")
+    parser.add_argument("--no-content", action="store_true", help="with --url: leave out content.* (speech)")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     rows = []
-    if args.only in (None, "good"):
+    if args.url is not None:
+        url = args.url.rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            print(f"bench_sample: --url {args.url!r} is not an http:// URL", file=sys.stderr)
+            return 4
+        if ping_status(url) is None:
+            print(f"bench_sample: nothing answers at {url}/ping (start the container first)", file=sys.stderr)
+            return 69
+        rows.append(run_url(args.name, url, content=not args.no_content))
+    if args.url is None and args.only in (None, "good"):
         rows.append(run("good (same pace)", SampleLikeGoodToy()))
-    if args.only in (None, "sample"):
+    if args.url is None and args.only in (None, "sample"):
         rows.append(run("sample-like", AwsSampleToy()))
     for row in rows:
-        print(f"== {row['container']}: {row['seconds']} s, {row['cases']} cases, {len(row['failed'])} failed")  # type: ignore[arg-type]
-        if row["container"] == "sample-like":
+        print(f"== {row['container']}: {row['seconds']} s, {row['cases']} cases, {len(row['failed'])} failed; "  # type: ignore[arg-type]
+              f"verdicts {row['verdicts']}")
+        if row["container"] != "good (same pace)":
             for defect, ids in row["failed_by_defect"].items():  # type: ignore[attr-defined]
                 shown = ", ".join(ids[:6]) + (f" (+{len(ids) - 6} more)" if len(ids) > 6 else "")
                 print(f"   defect {defect:<38} {'CAUGHT by ' + shown if ids else 'MISSED'}")
@@ -97,6 +126,8 @@ def main() -> int:
         print(f"   slowest cases (s): {row['slowest']}")
         for cid, detail in row["details"].items():  # type: ignore[attr-defined]
             print(f"     {cid}: {detail}")
+        for cid, detail in row["not_judged_details"].items():  # type: ignore[attr-defined]
+            print(f"     {cid} (NOT-JUDGED): {detail}")
     if len(rows) == 2:
         print(f"time ratio sample/good: {rows[1]['seconds'] / max(rows[0]['seconds'], 0.1):.1f}x")  # type: ignore[operator]
     if args.json:

@@ -26,14 +26,16 @@ from bidi_tts_conformance import selection
 from bidi_tts_conformance.cases import REGISTRY
 from bidi_tts_conformance.context import Options
 from bidi_tts_conformance.model import Verdict
+from bidi_tts_conformance.ping_log import PingLog
 from bidi_tts_conformance.runner import SuiteRunner
-from bidi_tts_conformance.targets import Target
+from bidi_tts_conformance.targets import Target, wait_ready
 
 AUDIO_S_PER_CHAR = 0.06
 LEAD_S, TAIL_S = 0.3, 0.45  # Kokoro's silence around each unit
 # Seconds of work per second of audio: fast, yet a long message takes long enough (about 0.7 s for
 # cancel.1's 600 characters) to have a moment mid-synthesis; faster, the cancel cases are NOT-JUDGED.
 REAL_TIME_FACTOR = 0.03
+LOAD_S = 1.0  # the model's loading time: a window in which /ping must answer 503
 
 
 class FastSynth:
@@ -49,7 +51,7 @@ class FastSynth:
         return frozenset({"af_heart", "af_bella", "am_adam", "bf_emma"})
 
     def load(self) -> None:
-        pass
+        time.sleep(LOAD_S)
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[np.ndarray]:
         samples = max(1, int(len(text) * AUDIO_S_PER_CHAR / speed * self.sample_rate))
@@ -69,25 +71,21 @@ def main() -> int:
     try:
         from tests.container.helpers import serve_app
 
+        ping_log = PingLog()
         server = serve_app(FastSynth())
         server.__enter__()
     except Exception as exc:  # a mutant that breaks the import or the start: killed as well
         print(f"the container did not start: {type(exc).__name__}: {exc}")
         return 2
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # the model "loads" in the background
-            import httpx
-
-            try:
-                if httpx.get(f"{server.url}/ping", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
+        try:  # the model "loads" in the background: /ping's answers until then are health.ping.loading.1's
+            wait_ready(server.url, 30.0, lambda _: None, server.thread.is_alive, ping_log)
+        except RuntimeError as exc:
+            print(f"FAILED (start): {exc}")
+            return 1
         cases = [c for c in selection.run_order(selection.select(REGISTRY, args.case or None))
                  if c.group != "content"]
-        runner = SuiteRunner(Target(kind="url", base_url=server.url), Options())
+        runner = SuiteRunner(Target(kind="url", base_url=server.url, ping_log=ping_log), Options())
         failed = []
         for case in cases:
             result = runner.run(case)

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from bidi_tts.local_container import LocalContainer
-from bidi_tts.probe import wait_for_ping
+from bidi_tts.probe import ping_status, wait_for_ping
 from bidi_tts.transports.base import Transport
 from bidi_tts.transports.websocket import WebSocketTransport
+from bidi_tts_conformance.ping_log import PingLog
 
 DEFAULT_IMAGE = "bidi-tts-reference:latest"
 READY_TIMEOUT_S = 480.0  # SM-PING: a container must pass /ping within 8 minutes of start
@@ -36,6 +37,8 @@ class Target:
     base_url: str | None = None
     image: str | None = None  # set for docker targets: the label case inspects it
     description: str = ""
+    # What /ping answered while the container loaded; set only by targets the suite starts itself.
+    ping_log: PingLog | None = field(default=None, repr=False)
 
     async def connect(self, **opts: Any) -> Transport:
         """Open one session. Options: ``headers`` (WebSocket only), ``open_timeout``."""
@@ -60,14 +63,21 @@ class Target:
         return self.description or f"{self.kind} {self.base_url or ''}".strip()
 
 
-def wait_ready(base_url: str, timeout: float, progress: Progress, alive: Callable[[], bool]) -> None:
-    """Poll /ping until 200, printing progress every few seconds."""
+def wait_ready(base_url: str, timeout: float, progress: Progress, alive: Callable[[], bool],
+               log: PingLog | None = None) -> None:
+    """Poll /ping until 200, printing progress every few seconds; every answer goes to `log`."""
+
+    def ask() -> int | None:
+        status = ping_status(base_url)
+        if log is not None:
+            log.add(status)
+        return status
 
     def note(status: int | None, elapsed: float) -> None:
         shown = "no answer" if status is None else f"HTTP {status}"
         progress(f"waiting for {base_url}/ping: {shown} after {elapsed:.0f} s")
 
-    waited = wait_for_ping(base_url, timeout, alive=alive, note=note)
+    waited = wait_for_ping(base_url, timeout, alive=alive, note=note, probe=ask)
     if waited.outcome == "exited":
         raise RuntimeError(f"the container exited before /ping answered 200 (last status {waited.status})")
     if waited.outcome == "timeout":
@@ -85,12 +95,13 @@ class ProcessTarget(Target):
     _proc: LocalContainer | None = field(default=None, repr=False)
 
     def start(self, progress: Progress = _quiet) -> None:
+        self.ping_log = PingLog()  # before the start: the loading window counts from here
         proc = self._proc = LocalContainer(log=Path(self.log_path) if self.log_path else None)
         self.base_url = proc.url
         progress(f"starting the reference container: {' '.join(proc.command)}")
         self.description = f"process pid {proc.pid} {self.base_url}"
         try:
-            wait_ready(self.base_url, self.ready_timeout, progress, proc.alive)
+            wait_ready(self.base_url, self.ready_timeout, progress, proc.alive, self.ping_log)
         except BaseException:
             self.stop()
             raise
@@ -138,6 +149,7 @@ class DockerTarget(Target):
         assert self.image
         progress(f"starting image {self.image} with testcontainers")
         container = DockerContainer(self.image).with_exposed_ports(8080)
+        self.ping_log = PingLog()
         container.start()
         self._container = container
         host = container.get_container_host_ip()
@@ -151,7 +163,7 @@ class DockerTarget(Target):
             return bool(container.get_wrapped_container().status in ("running", "created"))
 
         try:
-            wait_ready(self.base_url, self.ready_timeout, progress, alive)
+            wait_ready(self.base_url, self.ready_timeout, progress, alive, self.ping_log)
         except RuntimeError as exc:
             tail = self._log_tail()
             self.stop()

@@ -51,11 +51,30 @@ async def explicit_close_binary(ctx: CaseContext) -> Outcome:
     return await _expect_close_1000(conv, time.perf_counter())
 
 
+# Three sentences: long enough to be still in synthesis when the close follows its first sign of work.
+CLOSE_TEXT = ("The morning train was late again. A child counted the pigeons on the platform. Her father read "
+              "the timetable twice.")
+
+
 @case("close.synthesizing.1", "close while synthesizing: the current message is finished, then 1000",
-      clauses=["TTS-CLOSE", "TTS-ORDER"], expect="synthesis_complete of the message, then close 1000")
+      clauses=["TTS-CLOSE", "TTS-ORDER"],
+      expect="the close sent at the message's first sign of work (or after 2x a 'Hi.' alone): synthesis_complete "
+             "of the message, then close 1000; NOT-JUDGED when the message had ended before the close was sent")
 async def close_while_synthesizing(ctx: CaseContext) -> Outcome:
+    alone = await _tiny_first_audio_s(ctx, warm=True)
     conv = await ctx.conversation()
-    rid = await conv.synthesize(SENTENCE)
+    rid = await conv.synthesize(CLOSE_TEXT)
+    # The close goes at the first sign of work (synthesis_start, or audio where there is none), or after
+    # 2x a 'Hi.' alone, whichever is first: for a container that says nothing until its whole message is
+    # made, its first sign is its end, and a close sent then would not arrive mid-synthesis at all.
+    reply = await conv.first_sign_or(rid, 2 * alone + 0.05)
+    if reply.error is not None:
+        raise CaseFailed(f"the message was refused with error {reply.error.code or '(no code)'}",
+                         expected="synthesis_complete", actual=f"error {reply.error.code or '(no code)'}")
+    await conv.pump_until(lambda: reply.record.done, silence=0.02, total=0.05)  # what had already arrived
+    if reply.record.done:
+        return not_judged("the message had ended before the close could be sent (its first sign of work was its "
+                          "end): the situation (a close arriving mid-synthesis) did not occur")
     await conv.close_request()
     sent = time.perf_counter()
     try:
@@ -67,11 +86,18 @@ async def close_while_synthesizing(ctx: CaseContext) -> Outcome:
     if reply.error is not None:
         raise CaseFailed(f"the message was refused with error {reply.error.code or '(no code)'}",
                          expected="synthesis_complete", actual=f"error {reply.error.code or '(no code)'}")
+    frames = reply.record.frame_times
+    ended = reply.record.completed_at or (frames[-1] if frames else sent)
+    if ended <= sent + 0.02:  # its end was already on the way when the close left
+        return not_judged(f"the message ended {(ended - reply.record.sent_at) * 1000:.0f} ms after it was sent, "
+                          f"with the close at {(sent - reply.record.sent_at) * 1000:.0f} ms: its end was already "
+                          "on the way, so the situation (a close arriving mid-synthesis) did not occur")
     # The close is due once the message is finished: time it from synthesis_complete, not from the
     # request (the synthesis in between is work the contract asks for).
-    finished_at = reply.completed.at if reply.completed is not None else sent
-    outcome = await _expect_close_1000(conv, max(sent, finished_at))
-    return outcome if outcome.verdict != "OK" else ok(f"finished {len(reply.audio)} bytes, then 1000")
+    outcome = await _expect_close_1000(conv, ended)
+    shown = (f"the close sent {(sent - reply.record.sent_at) * 1000:.0f} ms after the message, "
+             f"{(ended - sent) * 1000:.0f} ms before its end; finished {len(reply.audio)} bytes, then 1000")
+    return outcome if outcome.verdict != "OK" else ok(shown)
 
 
 async def _tiny_first_audio_s(ctx: CaseContext, *, warm: bool) -> float:

@@ -12,7 +12,7 @@ from bidi_tts.protocol import BIDI_LABEL, INVOCATION_PATH_HEADER, QUERY_STRING_H
 from bidi_tts_conformance.cases._util import TINY
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.failures import CaseFailed
-from bidi_tts_conformance.model import Outcome, Requires, case, non_strict, ok
+from bidi_tts_conformance.model import Outcome, Requires, case, non_strict, not_judged, ok
 
 ACCEPT_DEADLINE_S = 0.25
 PING_DEADLINE_S = 2.0
@@ -30,6 +30,33 @@ async def ping_200(ctx: CaseContext) -> Outcome:
         raise CaseFailed(f"GET /ping answered HTTP {response.status_code} on a ready container",
                          expected="HTTP 200", actual=f"HTTP {response.status_code}")
     return ok()
+
+
+@case("health.ping.loading.1", "GET /ping answers 503 while the model loads, then 200",
+      clauses=["SM-PING"],
+      expect="every /ping answer from the container's start until ready is 503, then 200; NOT-JUDGED when the "
+             "suite did not start the container or saw no loading window")
+async def ping_while_loading(ctx: CaseContext) -> Outcome:
+    record = ctx.target.ping_log
+    if record is None:
+        return not_judged(f"the suite did not start this container (a {ctx.kind} target), so it never saw it "
+                          "load; run with neither --container-url nor --endpoint-name to have it judged")
+    ready = record.ready_at_s
+    loading = record.while_loading()
+    if ready is None or not loading:
+        when = "never" if ready is None else f"{ready:.1f} s after the start"
+        return not_judged(f"no loading window seen: /ping's first HTTP answer was 200 ({when}; "
+                          f"{len(record.answers)} polls, the earlier ones unanswered), so nothing shows what it "
+                          "answers while loading")
+    wrong = [a for a in loading if a.status != 503]
+    if wrong:
+        statuses = sorted({a.status for a in wrong if a.status is not None})
+        shown = (f"HTTP {', '.join(map(str, statuses))} in {len(wrong)} of {len(loading)} answers while loading "
+                 f"(first at {wrong[0].at_s:.1f} s; 200 at {ready:.1f} s)")
+        raise CaseFailed(f"/ping answered {shown}", expected="503 until the model is loaded, then 200",
+                         actual=shown)
+    return ok(f"503 in all {len(loading)} answers while loading ({loading[0].at_s:.1f} to "
+              f"{loading[-1].at_s:.1f} s after the start), then 200 at {ready:.1f} s")
 
 
 @case("health.ping.2", "GET /ping answers within 2 s, every time",

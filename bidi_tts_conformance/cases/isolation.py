@@ -6,12 +6,14 @@ import asyncio
 import json
 import socket
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpx
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
-from bidi_tts.frames import FrameKind
+from bidi_tts.frames import FrameKind, decode_control_frame
 from bidi_tts.transports.websocket import websocket_url
 from bidi_tts_conformance.cases._util import SENTENCE, SHORT, TINY
 from bidi_tts_conformance.cases.frames import long_text, sentences
@@ -153,15 +155,30 @@ async def bad_neighbour(ctx: CaseContext) -> Outcome:
     return ok(f"{len(reply.audio)} audio bytes for the good session")
 
 
-async def _stall(ctx: CaseContext, text: str) -> Callable[[], Awaitable[None]]:
-    """Open a session that sends `text` and then never reads; returns how to close it. On a WebSocket
-    target its socket has a tiny receive buffer and the client stops reading at once, so the container's
-    sends block after a few kilobytes instead of filling megabytes of socket buffers."""
+@dataclass(frozen=True, slots=True)
+class _Stalled:
+    """A session that sent its messages and reads nothing: how to drop it, and how much audio it holds."""
+
+    drop: Callable[[], Awaitable[None]]
+    waiting_audio: Callable[[], Awaitable[int]]  # bytes of audio that arrive at once when it does read
+
+
+async def _stall(ctx: CaseContext, text: str) -> _Stalled:
+    """Open a session that sends `text` and then never reads. On a WebSocket target its socket has a tiny
+    receive buffer and the client stops reading at once, so the container's sends block after a few
+    kilobytes instead of filling megabytes of socket buffers."""
     if ctx.base_url is None:  # SageMaker: the edge buffers what it buffers
         conv = await ctx.conversation()
         for _ in range(3):
             await conv.synthesize(text)
-        return conv.close
+
+        async def conv_audio() -> int:
+            before = sum(len(r.audio) for r in conv.replies.values())
+            await conv.pump_until(lambda: sum(len(r.audio) for r in conv.replies.values()) > before,
+                                  silence=WAITING_S, total=1.0)
+            return sum(len(r.audio) for r in conv.replies.values()) - before
+
+        return _Stalled(conv.close, conv_audio)
     parts = urlsplit(ctx.base_url)
     sock = socket.socket(socket.AF_INET6 if ":" in (parts.hostname or "") else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -175,25 +192,50 @@ async def _stall(ctx: CaseContext, text: str) -> Callable[[], Awaitable[None]]:
     async def close() -> None:
         ws.transport.abort()  # a reader that never reads is dropped, not closed politely
 
-    return close
+    async def ws_audio() -> int:
+        """Read until the first audio frame: one that is there at once was waiting, unread."""
+        try:
+            while True:
+                frame = await asyncio.wait_for(ws.recv(), WAITING_S)
+                if isinstance(frame, bytes) and decode_control_frame(frame) is None:
+                    return len(frame)
+        except (TimeoutError, ConnectionClosed):
+            return 0
+
+    return _Stalled(close, ws_audio)
+
+
+WAITING_S = 0.25  # audio already made arrives within this once the stalled session reads
 
 
 @case("isolation.slow_reader.1", "a session that stops reading does not stall another session",
       clauses=["TTS-ISOLATION"],
-      expect="another session's message completes while the first one's audio piles up unread")
+      expect="another session's message completes while the first one's audio waits unread; NOT-JUDGED when "
+             "the first session had no audio waiting when the other one was served")
 async def slow_reader(ctx: CaseContext) -> Outcome:
-    close_stalled = await _stall(ctx, long_text(1_100))
+    stalled = await _stall(ctx, long_text(1_100))
     try:
         await asyncio.sleep(0.5)  # let its audio start to pile up
         good = await ctx.conversation(patience=2)
         try:
             reply = await good.exchange(SHORT)
         except CaseFailed as exc:
-            raise CaseFailed(f"a session was stalled beside one that does not read: {exc.detail}",
-                             expected="served beside the stalled session", actual=exc.actual) from None
+            held = await stalled.waiting_audio()
+            if not held:
+                return not_judged(f"the other session was not served ({exc.detail}), but the session that does "
+                                  "not read had no audio waiting: the container had not yet made any for it, so "
+                                  "this is head-of-line blocking (isolation.hol.1), not a slow reader's doing")
+            raise CaseFailed(f"a session was stalled beside one that does not read (which had audio waiting, "
+                             f"unread): {exc.detail}", expected="served beside the stalled session",
+                             actual=exc.actual) from None
         if problem := await _ping_ok(ctx):
             raise CaseFailed(f"{problem} while a session was not reading", expected="/ping 200", actual=problem)
+        held = await stalled.waiting_audio()
     finally:
-        await close_stalled()
-    ctx.left_work_running = True
-    return ok(f"served in {(reply.record.complete_s or reply.record.ttfa_s or 0):.2f} s beside a stalled session")
+        await stalled.drop()
+        ctx.left_work_running = True
+    served = f"served in {(reply.record.complete_s or reply.record.ttfa_s or 0):.2f} s"
+    if not held:
+        return not_judged(f"the other session was {served}, but the session that does not read had no audio "
+                          "waiting for it then: the situation (a session holding unread audio) did not occur")
+    return ok(f"{served} beside a session holding unread audio")

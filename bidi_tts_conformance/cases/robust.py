@@ -9,6 +9,7 @@ import random
 import time
 
 from bidi_tts.frames import FrameKind
+from bidi_tts.session import ErrorReceived
 from bidi_tts_conformance.cases._util import (
     SHORT,
     TINY,
@@ -214,3 +215,66 @@ async def long_session(ctx: CaseContext) -> Outcome:
         if i % 10 == 9:
             await asyncio.sleep(0.5)
     return ok(f"{good} synthesized, {errors} refused in {time.perf_counter() - start:.1f} s")
+
+
+# Past any sensible bound on one session's unread messages (the reference container's is 1,024): they
+# cost no synthesis, so the flood is cheap on any container, and the valid messages behind them meet a
+# full inbox where there is one.
+PAST_THE_BOUND = 1_200
+BEHIND = 8
+FLOOD_LEAD = ("The morning train was late again. A child counted the pigeons on the platform. Her father read "
+              "the timetable twice. Somewhere a radio played an old song about the sea.")
+
+
+@case("robust.flood.2", f"a flood past the session's bound: {PAST_THE_BOUND:,} messages without text and {BEHIND} "
+      "valid ones, sent unread behind a message being synthesized",
+      clauses=["TTS-ERROR", "TTS-SESSION"],
+      expect=f"every message answered in order (the {PAST_THE_BOUND:,} with an error, each valid one synthesized or "
+             "refused busy); no close; then the session and /ping work")
+async def flood_past_bound(ctx: CaseContext) -> Outcome:
+    conv = await ctx.conversation(patience=2)
+    lead = await conv.synthesize(FLOOD_LEAD)
+    empties = set()
+    for i in range(PAST_THE_BOUND):
+        rid = conv.track(request_id=f"flood-{i}")
+        await conv.send_raw(json.dumps({"text": "", "request_id": rid}))
+        empties.add(rid)
+    valid = [await conv.synthesize(TINY) for _ in range(BEHIND)]
+    total = PAST_THE_BOUND + BEHIND + 1
+    busy = 0
+    # The valid messages are read in order; the error frames of the messages without text come in between
+    # and are counted by frame (not by the message they are attributed to: on a container that sends no
+    # synthesis_complete the first one ends the message before it, audio.order.1's business).
+    for n, rid in enumerate([lead, *valid]):
+        what = "the message being synthesized" if rid == lead else f"'Hi.' {n} of {BEHIND} behind the flood"
+        try:
+            reply = await conv.collect(rid)
+        except CaseFailed as exc:
+            raise CaseFailed(f"{what} ({total} messages sent unread) was not answered: {exc.detail}",
+                             expected="every message answered (error or busy); the session stays open",
+                             actual=exc.actual) from None
+        error = reply.error
+        if error is None or error.request_id in empties:
+            continue
+        if error.code != "busy":
+            raise CaseFailed(f"{what} got error {error.code or '(no code)'}", expected="synthesis or busy",
+                             actual=str(error.code))
+        busy += 1
+    errors = [e for e in conv.events if isinstance(e, ErrorReceived)]
+    refused = [e for e in errors if e.request_id not in (lead, *valid)]
+    if len(refused) < PAST_THE_BOUND:
+        raise CaseFailed(f"{PAST_THE_BOUND - len(refused)} of the {PAST_THE_BOUND} messages without text were not "
+                         f"answered ({len(refused)} error frames)", expected="an error frame for each",
+                         actual=f"{len(refused)} error frames")
+    busy += sum(e.code == "busy" for e in refused)
+    if uncoded := sum(e.code is None for e in errors):
+        conv.notes.add(f"TTS-ERROR: {uncoded} error frames without a code (judged by errors.text_required.1)")
+    conv.raise_violations()
+    await usable_after(conv, f"a flood of {total} messages")
+    if ctx.base_url:
+        status = (await ctx.http().get("/ping", timeout=2.0)).status_code
+        if status != 200:
+            raise CaseFailed(f"/ping answered {status} after the flood", expected="200", actual=str(status))
+    held = ("none refused busy: the session held them all" if not busy else
+            f"{busy} refused busy at the session's bound")
+    return ok(f"{total} messages sent unread, all answered in order ({held}); the session still works")

@@ -9,6 +9,7 @@ entry here fails `test_every_case_has_a_toy`, so no case can land without being 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,9 +22,10 @@ from bidi_tts.protocol import BIDI_LABEL
 from bidi_tts_conformance.cases import REGISTRY
 from bidi_tts_conformance.context import Options
 from bidi_tts_conformance.model import CaseResult, Verdict
+from bidi_tts_conformance.ping_log import PingLog
 from bidi_tts_conformance.runner import run_case
-from bidi_tts_conformance.targets import DockerTarget, SageMakerEndpointTarget, Target
-from tests.toys import broken, broken_input, broken_output, broken_session, mutants, raw_frames
+from bidi_tts_conformance.targets import DockerTarget, SageMakerEndpointTarget, Target, wait_ready
+from tests.toys import broken, broken_input, broken_output, broken_session, inbox, mutants, raw_frames
 from tests.toys.good import ServerThread, ToyContainer
 
 FAST = Options(reply_timeout=1.5, case_timeout=30.0)
@@ -35,7 +37,9 @@ class Toy:
 
     make: Callable[[], ToyContainer]
     passes: tuple[str, ...]
-    via: str = "url"  # "url", "sagemaker" (the real SDK through the local runtime stand-in), "image"
+    # "url", "sagemaker" (the real SDK through the local runtime stand-in), "image", "loading" (started
+    # by the suite, which records /ping from the start until ready)
+    via: str = "url"
 
 
 @dataclass(frozen=True)
@@ -135,8 +139,10 @@ TOYS: dict[str, Toy] = {
     "post_format_401": Toy(mutants.PostFormat401Toy, ("post.pcm.1", "post.wav.1")),
     "queued_cancel_bad_bytes": Toy(lambda: mutants.QueuedCancelToy(bad_bytes=True), ("frames.text.1",)),
     "post_pcm_with_header": Toy(mutants.PostPcmWithWavHeaderToy, ("post.wav.1", "post.errors.1")),
-    "takes_after_close": Toy(mutants.TakesMessagesAfterCloseToy, ("close.explicit.1", "close.synthesizing.1")),
+    "takes_after_close": Toy(mutants.TakesMessagesAfterCloseToy, ("close.explicit.1", "frames.text.1")),
     "queued_cancel": Toy(mutants.QueuedCancelToy, ("cancel.1", "cancel.queued.1", "audio.order.1")),
+    "ping_500_while_loading": Toy(mutants.LoadingPingToy, ("health.ping.1", "frames.text.1"), via="loading"),
+    "inbox_overflow_closes": Toy(lambda: inbox.InboxToy(overflow="close"), ("frames.text.1", "robust.flood.1")),
     # SageMaker transport, through the local runtime stand-in
     "sm_audio_as_text": Toy(broken_output.AudioAsTextFramesToy, ("health.accept.1",), via="sagemaker"),
     "sm_receive_text_only": Toy(broken.TextOnlyToy, ("sagemaker.datatype.1",), via="sagemaker"),
@@ -241,6 +247,8 @@ PROOFS: dict[str, Proof] = {
     "robust.binary.1": Proof("closes_on_bad_input", "closed the session with 1011"),
     "robust.flood.1": Proof("overload_codes", "a flooded valid message got error rate_limited"),
     "robust.session.long.1": Proof("error_budget", "closed the session with 1008"),
+    "robust.flood.2": Proof("inbox_overflow_closes", "closed the session with 1011"),
+    "health.ping.loading.1": Proof("ping_500_while_loading", "/ping answered HTTP 500 in"),
 }
 
 # More proofs, by other toys breaking the same clause another way: (toy, case id, phrase).
@@ -319,12 +327,17 @@ def _fake_docker(monkeypatch: pytest.MonkeyPatch, labels: dict[str, str]) -> Ite
 
 @contextmanager
 def _served(toy: Toy, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Target]:
+    container_started = time.monotonic()
     container = toy.make()
     server = (raw_frames.RawServerThread(container) if isinstance(container, raw_frames.RawFramesToy)
               else ServerThread(container.app()))
     with server:
         if toy.via == "url":
             yield Target(kind="url", base_url=server.url)
+        elif toy.via == "loading":
+            log = PingLog(started_at=container_started)
+            wait_ready(server.url, 10.0, lambda _: None, server.thread.is_alive, log)
+            yield Target(kind="process", base_url=server.url, ping_log=log)
         elif toy.via == "image":
             with _fake_docker(monkeypatch, {}):
                 yield DockerTarget(image="toy-without-label:latest", base_url=server.url)

@@ -194,3 +194,46 @@ def test_a_request_id_sent_and_not_echoed_is_still_noted() -> None:
     with ServerThread(NoEchoRequestIdToy().app()) as server:
         conv = asyncio.run(talk(server.url))
     assert any("does not echo 'mine'" in line for line in conv.notes.lines), conv.notes.lines
+
+
+class ParallelBurstToy(ToyContainer):
+    """No lock (sessions run side by side), but each message says nothing until it is made, 5 ms per
+    character: a 1,100-character message has no audio for 5 s, so a session that does not read holds
+    nothing unread while another session's short message is served."""
+
+    async def synthesize(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> None:
+        await asyncio.sleep(len(request.text) * 0.005)
+        pcm = tone(len(request.text) * 0.02, request.sample_rate)
+        await ws.send_text(protocol.synthesis_start(request.request_id, request.sample_rate))
+        await ws.send_bytes(pcm)
+        await ws.send_text(protocol.synthesis_complete(request.request_id, len(pcm), request.sample_rate))
+
+
+@pytest.mark.timeout(120)
+def test_close_mid_synthesis_is_judged_on_the_sample_and_not_judged_where_it_cannot_occur() -> None:
+    """The sample sends synthesis_start at once and all audio at the end: a close sent at its first sign
+    arrives mid-synthesis, and it finishes the message, then closes 1000 (right). BurstToy's first sign is
+    its end: the close cannot arrive mid-synthesis, and the case must not say OK."""
+    sample = _run(samples.AwsSampleToy(), ("close.synthesizing.1",))["close.synthesizing.1"]
+    assert sample.verdict is Verdict.OK, sample.detail
+    assert "before its end" in sample.detail, sample.detail
+    burst = _run(BurstToy(), ("close.synthesizing.1",))["close.synthesizing.1"]
+    assert burst.verdict is Verdict.NOT_JUDGED, burst.detail
+    assert "did not occur" in burst.detail, burst.detail
+
+
+@pytest.mark.timeout(120)
+def test_slow_reader_is_judged_on_the_sample_holding_unread_audio_and_not_judged_without_any() -> None:
+    """The sample sends a whole message's audio at once: the session that does not read really holds
+    unread audio, so the case is judged (the sample's wait for its lock is isolation.hol.1's business).
+    A container that had made no audio yet for the reader cannot show what a slow reader does:
+    NOT-JUDGED, never OK."""
+    sample = _run(samples.AwsSampleToy(), ("isolation.slow_reader.1",))["isolation.slow_reader.1"]
+    assert sample.verdict in (Verdict.OK, Verdict.FAILED), sample.detail
+    assert "holding unread audio" in sample.detail or "had audio waiting, unread" in sample.detail, sample.detail
+    parallel = _run(ParallelBurstToy(), ("isolation.slow_reader.1",))["isolation.slow_reader.1"]
+    assert parallel.verdict is Verdict.NOT_JUDGED, parallel.detail
+    assert "did not occur" in parallel.detail, parallel.detail
+    streaming = _run(ToyContainer(), ("isolation.slow_reader.1",))["isolation.slow_reader.1"]
+    assert streaming.verdict is Verdict.OK, streaming.detail
+    assert "holding unread audio" in streaming.detail, streaming.detail

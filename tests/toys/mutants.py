@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -173,3 +174,19 @@ class PostPcmWithWavHeaderToy(ToyContainer):
             return response
         body = b"".join([chunk async for chunk in response.body_iterator])  # type: ignore[union-attr,misc]
         return Response(wav_header(protocol.DEFAULT_SAMPLE_RATE) + body, media_type="audio/pcm")
+
+
+class LoadingPingToy(ToyContainer):
+    """/ping answers `while_loading` for the model's first `load_s` seconds, then 200. With 500 it is the
+    mutant of http_routes.py's ping (500 instead of 503 while loading); with 503 it is right."""
+
+    def __init__(self, while_loading: int = 500, load_s: float = 0.8) -> None:
+        super().__init__()
+        self.while_loading = while_loading
+        self.load_s = load_s
+        self.started = time.monotonic()
+
+    async def ping(self, request: Request) -> Response:
+        if time.monotonic() - self.started < self.load_s:
+            return JSONResponse({"status": "loading"}, status_code=self.while_loading)
+        return Response(status_code=200)
