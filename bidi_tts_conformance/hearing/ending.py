@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bidi_tts.audio import level_to_dbfs, pcm16_to_float
+
 FRAME_S = 0.010  # the envelope's resolution
 TAIL_S = 0.020  # the end judged: the last 20 ms
 SPEECH_PERCENTILE = 90  # the speech's level: the 90th percentile of the 10 ms frames' RMS
@@ -45,7 +47,7 @@ class Ending:
 def ending(pcm: bytes | bytearray, sample_rate: int) -> Ending | None:
     """How s16le mono `pcm` ends, or None when there is too little audio or no sound to judge."""
     usable = len(pcm) - len(pcm) % 2
-    samples = np.frombuffer(bytes(pcm[:usable]), dtype="<i2").astype(np.float64) / 32768.0
+    samples = pcm16_to_float(bytes(pcm[:usable])).astype(np.float64)
     frame = max(1, int(FRAME_S * sample_rate))
     frames = len(samples) // frame
     if frames < 10:
@@ -56,5 +58,5 @@ def ending(pcm: bytes | bytearray, sample_rate: int) -> Ending | None:
         return None
     tail = samples[-max(1, int(TAIL_S * sample_rate)):]
     tail_rms = float(np.sqrt(np.mean(tail ** 2)))
-    tail_db = 20 * np.log10(max(tail_rms, 1e-9) / level)
-    return Ending(round(float(tail_db), 1), len(samples) / sample_rate)
+    tail_db = level_to_dbfs(max(tail_rms, 1e-9) / level)
+    return Ending(round(tail_db, 1), len(samples) / sample_rate)
