@@ -136,7 +136,7 @@ class SageMakerTransport(AsyncWaitClosed):
                 raise ConnectError(
                     f"endpoint {target.endpoint_name!r}: no answer within {open_timeout} s") from exc
             if isinstance(exc, Exception) and not isinstance(exc, ConnectError):
-                raise operation_error(exc, target) from exc
+                raise operation_error(exc, target.endpoint_name) from exc
             raise
         return cls(client, stream, output_stream, output, data_type)
 

@@ -8,12 +8,8 @@ subclasses, all :class:`~bidi_tts.transports.base.ConnectError`; the container's
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from bidi_tts.transports.base import ConnectError, TransportClosed, TransportError
-
-if TYPE_CHECKING:
-    from bidi_tts.transports.sagemaker_client import SageMakerTarget
 
 __all__ = [
     "ModelStreamClosed",
@@ -117,8 +113,8 @@ def close_reason(message: str | None) -> str:
     return tail if sep and _CLOSE_CODE.search(head) else message
 
 
-def operation_error(exc: Exception, target: SageMakerTarget) -> ConnectError:
-    """What an error from invoking `target` means: a typed operation error, or a ConnectError
+def operation_error(exc: Exception, endpoint_name: str) -> ConnectError:
+    """What an error from invoking the endpoint `endpoint_name` means: a typed operation error, or a ConnectError
     naming the connection failure (the CRT's own name and its meaning in words)."""
     from aws_sdk_sagemaker_runtime_http2.models import (
         InputValidationError,
@@ -127,7 +123,7 @@ def operation_error(exc: Exception, target: SageMakerTarget) -> ConnectError:
         ServiceUnavailableError,
     )
 
-    where = f"endpoint {target.endpoint_name!r}"
+    where = f"endpoint {endpoint_name!r}"
     detail = getattr(exc, "message", None) or ""
     code = getattr(exc, "error_code", None)
     match exc:
