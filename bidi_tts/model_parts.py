@@ -116,6 +116,7 @@ def assemble(sources: Sequence[Traversable | Path], target: Path, *, size: int, 
                         written += len(block)
         if written != size or digest.hexdigest() != sha256:
             raise Mismatch(target.name, written, digest.hexdigest(), size, sha256)
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600: the image's non-root server must read it
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
