@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bidi_tts.deadline import Deadline
 from bidi_tts.frames import FrameKind
 from bidi_tts.gateway import codec
 from bidi_tts.protocol import SynthesizeRequest
@@ -185,9 +186,9 @@ def hop_latency(messages: int) -> dict[str, Any]:
                                        "--cert-dir", str(certs), "--log-level", "WARNING"],
                                       text=True, stdout=subprocess.DEVNULL))
         _wait_port(gateway_port, procs[-1], "the stand-in")
-        ca_deadline = time.monotonic() + 30  # the port may answer before the CA is on disk (or be another's)
+        ca_wait = Deadline(30)  # the port may answer before the CA is on disk (or be another's)
         while not (certs / "ca.pem").is_file():
-            if time.monotonic() > ca_deadline or procs[-1].poll() is not None:
+            if ca_wait.expired or procs[-1].poll() is not None:
                 raise RuntimeError(f"the stand-in wrote no CA certificate in {certs} within 30 s")
             time.sleep(0.05)
         return asyncio.run(_measure(f"http://127.0.0.1:{container_port}", f"https://127.0.0.1:{gateway_port}",
