@@ -73,6 +73,7 @@ class Job:
     seq: int = 0
     audio_estimate_s: float = 0.0
     audio_s: float = 0.0  # handed out so far
+    reader_reports_sent: bool = False  # the reader calls Scheduler.sent for what reaches the listener
     out: asyncio.Queue[object] = field(default_factory=asyncio.Queue)
     cancel_flag: threading.Event = field(default_factory=threading.Event)
     enqueued_at: float = field(default_factory=time.perf_counter)
@@ -190,17 +191,28 @@ class Scheduler:
         return Ticket(self)
 
     def lead_s(self, session_id: str) -> float:
-        """Seconds of the session's audio handed out but not yet played (by a player that started at
-        its first frame and plays at real time): what its listener can hear while the next unit is made."""
+        """Seconds of the session's audio that reached its listener and are not yet played (by a
+        player that started at its first frame, plays at real time and resumes at the next frame
+        when it runs dry): what the listener can hear while the next unit is made."""
         end = self._queues.playback_end.get(session_id)
         return 0.0 if end is None else max(0.0, end - self._clock())
 
-    def submit(self, session_id: str, text: str, voice: str, speed: float) -> Job:
-        """Queue one unit for a session; read its audio with :meth:`stream`."""
+    def sent(self, session_id: str, seconds: float) -> None:
+        """`seconds` of the session's audio reached its listener: the one playback clock, read by the
+        deadline policy and by the units' plan (:meth:`lead_s`)."""
+        self._queues.played(session_id, self._clock(), seconds)
+
+    def submit(self, session_id: str, text: str, voice: str, speed: float, *,
+               reader_reports_sent: bool = False) -> Job:
+        """Queue one unit for a session; read its audio with :meth:`stream`. The session's playback
+        clock advances with the audio as it is handed out, unless `reader_reports_sent`: then the
+        reader reports what reaches the listener (after its cuts of the model's padding) with
+        :meth:`sent`."""
         if self._wakeup is None:
             raise RuntimeError("scheduler not started")
         job = Job(session_id, text, voice, speed, seq=next(self._seq), enqueued_at=self._clock(),
-                  audio_estimate_s=self.estimate.audio_estimate_s(text, speed))
+                  audio_estimate_s=self.estimate.audio_estimate_s(text, speed),
+                  reader_reports_sent=reader_reports_sent)
         self._queues.push(job)
         self._wakeup.set()
         return job
@@ -264,11 +276,13 @@ class Scheduler:
                        "audio_s": self.audio_made_s, "synth_s": self.synth_busy_s})
 
     def _deliver(self, job: Job, chunk: np.ndarray) -> None:
-        """On the loop: hand a chunk to the job's reader and advance its session's playback clock."""
+        """On the loop: hand a chunk to the job's reader and, unless the reader reports what it sends,
+        advance its session's playback clock."""
         if not job.cancel_flag.is_set():
             seconds = len(chunk) / self.sample_rate
             job.audio_s += seconds
-            self._queues.played(job.session_id, self._clock(), seconds)
+            if not job.reader_reports_sent:
+                self._queues.played(job.session_id, self._clock(), seconds)
         job.out.put_nowait(chunk)
 
     def _finish(self, job: Job, result: object) -> None:

@@ -9,9 +9,8 @@ as soon as its model call returns, so the first audio never waits for later sent
 from __future__ import annotations
 
 import logging
-import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,31 +78,14 @@ def frame_bytes(sample_rate: int) -> int:
     return max(2, int(sample_rate * FRAME_SECONDS) * 2)
 
 
-class Listener:
-    """A session's listener as the container sees it: it plays the audio sent to it at real time
-    from its first frame, and when it runs dry it resumes at the next frame (as
-    :func:`bidi_tts.metrics.playback_underruns` plays). It counts what was *sent*, after every cut
-    of the model's padding, so the lead it reports is what the listener really holds."""
-
-    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
-        self._clock = clock
-        self._end = -math.inf
-
-    def sent(self, seconds: float) -> None:
-        self._end = max(self._end, self._clock()) + seconds
-
-    def lead_s(self) -> float:
-        """Seconds sent and not yet played."""
-        return max(0.0, self._end - self._clock())
-
-
-def pace_for(scheduler: Scheduler, cost: UnitCost, listener: Listener, speed: float = 1.0) -> Pace:
+def pace_for(scheduler: Scheduler, cost: UnitCost, session_id: str, speed: float = 1.0) -> Pace:
     """The plan's view of this session: what a unit costs on this machine (times the messages
-    sharing each worker), how fast it speaks at `speed`, and what the session's listener holds."""
+    sharing each worker), how fast it speaks at `speed`, and what the session's listener holds
+    (the scheduler's playback clock, :meth:`Scheduler.lead_s`)."""
     sharing = max(1.0, scheduler.active_messages / max(1, scheduler.workers))
     speed = max(speed, 1e-3)
     return Pace(call_s=cost.call_s * sharing, char_s=cost.char_s * sharing / speed,
-                speech_s_per_char=cost.speech_s_per_char / speed, lead_s=listener.lead_s(),
+                speech_s_per_char=cost.speech_s_per_char / speed, lead_s=scheduler.lead_s(session_id),
                 lead_pad_s=cost.lead_pad_s / speed, tail_pad_s=cost.tail_pad_s / speed)
 
 
@@ -115,26 +97,27 @@ async def message_audio(
     model_rate: int,
     first_clause_chars: int,
     cost: UnitCost | None = None,
-    listener: Listener | None = None,
     paced: bool = True,
 ) -> AsyncIterator[bytes]:
     """PCM frames (s16le, ~100 ms) of one message; raises JobCancelled / JobFailed from the scheduler.
 
     Units are planned from what a unit costs (`cost`, which every finished unit updates) and what
-    the session's `listener` holds (:func:`pace_for`; a new Listener when None: nothing) unless
-    `paced` is False or `cost` is None. The first unit's leading near-silence is cut
-    (:func:`reference_container.onset.trim_onset`); where a sentence was cut between two units, the
-    model's padding at the cut is shortened to a short, natural pause. Every frame is counted as
-    sent to the listener when it is yielded. The caller cancels the session's jobs
-    (``scheduler.cancel_session``) when it stops early.
+    the session's listener holds (:func:`pace_for`) unless `paced` is False or `cost` is None. The
+    first unit's leading near-silence is cut (:func:`reference_container.onset.trim_onset`); where a
+    sentence was cut between two units, the model's padding at the cut is shortened to a short,
+    natural pause. Every frame is counted on the session's playback clock (:meth:`Scheduler.sent`)
+    when it is yielded: the clock counts what the listener gets, not the model's audio with the
+    padding that is cut, and the deadline policy reads the same clock. The caller cancels the
+    session's jobs (``scheduler.cancel_session``) when it stops early.
     """
-    listener = listener if listener is not None else Listener()
-    pace = pace_for(scheduler, cost, listener, request.speed) if paced and cost is not None else None
+    session = stats.session_id
+    pace = pace_for(scheduler, cost, session, request.speed) if paced and cost is not None else None
     units = plan_units(request.text, first_clause_chars, pace)
     stats.units = len(units)
     stats.sample_rate = request.sample_rate
     stats.lead_s = pace.lead_s if pace is not None else -1.0
-    stats.jobs = [scheduler.submit(stats.session_id, u.text, request.voice, request.speed) for u in units]
+    stats.jobs = [scheduler.submit(session, u.text, request.voice, request.speed, reader_reports_sent=True)
+                  for u in units]
     encoder = PcmEncoder(model_rate, request.sample_rate)
     step = frame_bytes(request.sample_rate)
     bytes_per_s = 2.0 * request.sample_rate
@@ -150,7 +133,7 @@ async def message_audio(
         lead_at_ready = -1.0
         async for chunk in scheduler.stream(job):
             if not made:
-                lead_at_ready = listener.lead_s()
+                lead_at_ready = scheduler.lead_s(session)
             made.append(chunk)
             if first_chunk:
                 chunk, first_chunk = trim_onset(chunk, model_rate), False
@@ -164,13 +147,13 @@ async def message_audio(
             # Do not hold the tail of a unit back waiting for the next one: ship it now.
             frames, pending = split_frames(pending + encoder.feed(chunk), step, ship_rest=True)
             for frame in frames:
-                listener.sent(len(frame) / bytes_per_s)
+                scheduler.sent(session, len(frame) / bytes_per_s)
                 yield frame
         if held is not None:
             tail = encoder.feed(trim_trailing_silence(held, join_tail_s(unit.text), model_rate))
             frames, pending = split_frames(pending + tail, step, ship_rest=False)
             for frame in frames:
-                listener.sent(len(frame) / bytes_per_s)
+                scheduler.sent(session, len(frame) / bytes_per_s)
                 yield frame
         audio = np.concatenate(made) if made else np.zeros(0, np.float32)
         if cost is not None and job.synth_s is not None:
@@ -184,7 +167,7 @@ async def message_audio(
         ))
     pending += encoder.flush()
     if pending:
-        listener.sent(len(pending) / bytes_per_s)
+        scheduler.sent(session, len(pending) / bytes_per_s)
         yield pending
 
 

@@ -25,7 +25,7 @@ from bidi_tts import protocol
 from reference_container.logs import kv
 from reference_container.scheduler import Busy, JobCancelled, JobFailed
 from reference_container.state import AppState
-from reference_container.streaming import Listener, MessageStats, message_audio
+from reference_container.streaming import MessageStats, message_audio
 from reference_container.transport_abort import ABORT_KEY
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,6 @@ class WsSession:
         self._closing = False
         self._messages = 0
         self._opened = time.perf_counter()
-        self._listener = Listener()  # what this session's client still has to play (pacing)
 
     async def run(self) -> None:
         """Accept, then read and process concurrently until the session ends."""
@@ -195,7 +194,7 @@ class WsSession:
                 async for frame in message_audio(
                     self.state.scheduler, request, stats, model_rate=self.state.synth.sample_rate,
                     first_clause_chars=self.state.settings.first_clause_chars,
-                    cost=self.state.cost, listener=self._listener,
+                    cost=self.state.cost,
                 ):
                     if item.cancelled:
                         raise JobCancelled

@@ -144,6 +144,11 @@ async def test_lead_is_the_sessions_unplayed_audio() -> None:
         assert s.lead_s("a") == 0.0  # nothing handed out yet
         await drain(s, s.submit("a", "One.", "af_heart", 1.0))  # 1 s of audio at t=100
         assert s.lead_s("a") == pytest.approx(1.0) and s.lead_s("b") == 0.0
+        # A reader that reports what it sends (streaming.message_audio: after its cuts) is the clock.
+        await drain(s, s.submit("b", "One.", "af_heart", 1.0, reader_reports_sent=True))
+        assert s.lead_s("b") == 0.0  # made and handed out, but nothing reached the listener yet
+        s.sent("b", 0.7)
+        assert s.lead_s("b") == pytest.approx(0.7)
         now[0] = 100.4
         assert s.lead_s("a") == pytest.approx(0.6)
         now[0] = 102.0

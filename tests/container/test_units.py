@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import struct
 from collections.abc import Iterator
 from dataclasses import replace
@@ -17,7 +16,7 @@ from reference_container.resample import PcmEncoder
 from reference_container.scheduler import Scheduler
 from reference_container.segments import Pace, PlannedUnit, first_clause_split, plan_segments, plan_units
 from reference_container.settings import parse_settings
-from reference_container.streaming import Listener, MessageStats, message_audio, pace_for
+from reference_container.streaming import MessageStats, message_audio, pace_for
 from reference_container.unit_cost import UnitCost
 
 SEEDS = (
@@ -263,30 +262,29 @@ def test_a_listener_holding_audio_gets_units_sized_to_its_lead() -> None:
 
 def test_listener_plays_what_was_sent_and_resumes_after_running_dry() -> None:
     now = [10.0]
-    listener = Listener(clock=lambda: now[0])
-    assert listener.lead_s() == 0.0
-    listener.sent(1.0)
-    listener.sent(0.5)
-    assert listener.lead_s() == pytest.approx(1.5)
+    s = Scheduler(lambda text, voice, speed: iter([]), clock=lambda: now[0])
+    assert s.lead_s("a") == 0.0
+    s.sent("a", 1.0)
+    s.sent("a", 0.5)
+    assert s.lead_s("a") == pytest.approx(1.5) and s.lead_s("b") == 0.0
     now[0] = 11.0
-    assert listener.lead_s() == pytest.approx(0.5)
+    assert s.lead_s("a") == pytest.approx(0.5)
     now[0] = 13.0
-    assert listener.lead_s() == 0.0  # ran dry: never negative
-    listener.sent(0.2)  # resumes at the new frame, not at the old end
-    assert listener.lead_s() == pytest.approx(0.2)
+    assert s.lead_s("a") == 0.0  # ran dry: never negative
+    s.sent("a", 0.2)  # resumes at the new frame, not at the old end
+    assert s.lead_s("a") == pytest.approx(0.2)
 
 
 def test_pace_counts_the_messages_sharing_a_worker() -> None:
     s = Scheduler(lambda text, voice, speed: iter([]), workers=1)
     cost = UnitCost(call_s=0.1, char_s=0.02, speech_s_per_char=0.06)
-    listener = Listener()
     with s.admit():
-        one = pace_for(s, cost, listener)
+        one = pace_for(s, cost, "a")
         with s.admit():
-            two = pace_for(s, cost, listener)
+            two = pace_for(s, cost, "a")
     assert (one.call_s, one.char_s) == (0.1, 0.02)
     assert (two.call_s, two.char_s) == (0.2, 0.04)  # two messages on one worker: each at half speed
-    fast = pace_for(s, cost, listener, speed=2.0)  # twice the speed: half the audio and model time per char
+    fast = pace_for(s, cost, "a", speed=2.0)  # twice the speed: half the audio and model time per char
     assert fast.speech_s_per_char == pytest.approx(0.03) and fast.char_s == pytest.approx(0.01)
     assert one.lead_s == 0.0
 
@@ -301,20 +299,27 @@ async def test_the_listener_counts_the_audio_sent_not_the_audio_made() -> None:
     # The lead that sizes the next message's units is what the client got: the first unit's leading
     # silence and the pause at a cut are not in it (counting the model's audio would promise the
     # listener 0.3 s per message and 0.6 s per cut that it never hears).
-    ticks = itertools.count()
-    s = Scheduler(_padded, clock=lambda: 0.01 * next(ticks))  # every model call takes some time
+    now = [50.0]
+
+    def synth(text: str, voice: str, speed: float) -> Iterator[np.ndarray]:
+        now[0] += 0.01  # every model call takes some time; nothing else moves the clock
+        yield from _padded(text, voice, speed)
+
+    s = Scheduler(synth, clock=lambda: now[0])
     await s.start()
-    listener = Listener(clock=lambda: 50.0)  # the listener's clock stands still: the lead is all that was sent
     cost = UnitCost(call_s=0.05, char_s=0.03, speech_s_per_char=0.05)
     try:
         request = protocol.SynthesizeRequest(text=f"Hello there. {LONG}")
         stats = MessageStats("a", request.request_id)
         sent = b"".join([f async for f in message_audio(s, request, stats, model_rate=RATE, first_clause_chars=40,
-                                                         cost=cost, listener=listener)])
+                                                         cost=cost)])
     finally:
         await s.stop()
     assert stats.units > 2  # paced: the long sentence was cut
     made = sum(0.75 + 0.05 * len(j.text) for j in stats.jobs)
-    assert listener.lead_s() == pytest.approx(len(sent) / (2 * RATE), abs=1e-6)
-    assert listener.lead_s() < made - 0.25 - 0.5 * (stats.units - 2)
+    sent_s = len(sent) / (2 * RATE)
+    # the lead is what was sent, less the little time that passed (0.01 s per model call) since
+    # the first frame: never the model's audio with the padding that was cut
+    assert sent_s - 0.01 * stats.units - 1e-6 <= s.lead_s("a") <= sent_s + 1e-6
+    assert s.lead_s("a") < made - 0.25 - 0.5 * (stats.units - 2)
     assert cost.observations == stats.units  # every finished unit taught the cost model
