@@ -15,6 +15,12 @@ never a hang). Off the loop: jobs run in a thread pool; chunks come back through
 queue, so pings and other sessions stay responsive. Cancellable: :meth:`Scheduler.cancel_session`
 drops a session's queued jobs and flags its running job, which stops between model calls.
 
+One playback clock per session: when the audio already sent to its listener runs out, if the
+listener plays it at real time from its first frame. The message streamer reports every frame it
+sends (:meth:`Scheduler.sent`, after the cuts of the model's padding); a reader that reports nothing
+is counted with the audio as it is handed out. The deadline policy and the units' plan
+(:meth:`Scheduler.lead_s`) read this one clock.
+
 Observable: :attr:`Scheduler.stats` counts the picks where the order could matter (more than one
 session waiting) and those where the policy chose otherwise than round-robin would have, with the
 queue depth (:class:`~reference_container.policies.PickStats`). With `stats_path` (the container
