@@ -1,5 +1,9 @@
-"""Entry point: `python -m reference_container.deploy`."""
+"""Entry point: `python -m reference_container.deploy`, the command CONTRACT.md pins.
 
-from reference_container.deploy.cli import main
+The tool itself is the package `reference_container_deploy`, beside the runtime rather than inside it,
+so that the container's image need not carry it.
+"""
+
+from reference_container_deploy.cli import main
 
 raise SystemExit(main())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference_container.deploy.cli import main
+from reference_container_deploy.cli import main
 
 PINNED = {
     "up": [

@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bidi_tts.protocol import DEFAULT_VOICE, Limits
-from reference_container.deploy import image as image_ops
-from reference_container.deploy.down import DownOptions, run_down
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.names import MAX_NAME_LEN
-from reference_container.deploy.plan import DEFAULT_INSTANCE_TYPE, DEFAULT_STARTUP_TIMEOUT_S
-from reference_container.deploy.up import UpOptions, run_up
-from reference_container.deploy.waiter import Polling
+from reference_container_deploy import image as image_ops
+from reference_container_deploy.down import DownOptions, run_down
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.names import MAX_NAME_LEN
+from reference_container_deploy.plan import DEFAULT_INSTANCE_TYPE, DEFAULT_STARTUP_TIMEOUT_S
+from reference_container_deploy.up import UpOptions, run_up
+from reference_container_deploy.waiter import Polling
 
 EPILOG = f"""\
 exit codes:
