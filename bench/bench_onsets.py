@@ -3,7 +3,7 @@
 Synthesizes sentences that start with soft consonants ("h", "f", "s", "th", "sh", "p", "w") with the
 reference container's backend (int8 ONNX by default), cuts each with
 :func:`reference_container.onset.trim_onset`, and transcribes both versions with the suite's
-recognizer (faster-whisper base, ``bidi_tts_conformance.hearing``). Prints per sentence: leading
+recognizer (faster-whisper base, ``bidi_tts_hearing``). Prints per sentence: leading
 time to the first sample at -40 dBFS before and after the cut, and the first word heard in each.
 The cut passes when every first word is heard in the trimmed audio as in the untrimmed one.
 
@@ -38,8 +38,8 @@ def main() -> int:
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from bidi_tts.audio import first_audible_sample, float_to_pcm16
-    from bidi_tts_conformance.hearing import recognizer, unavailable_reason
-    from bidi_tts_conformance.hearing.text import words
+    from bidi_tts_hearing import recognizer, unavailable_reason
+    from bidi_tts_hearing.text import words
     from reference_container.onset import trim_onset
     from reference_container.settings import parse_settings
     from reference_container.synthesizers.factory import build_synthesizer

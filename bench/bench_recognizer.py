@@ -19,7 +19,7 @@ import time
 import httpx
 
 from bidi_tts_conformance.cases.content import CONCURRENT, INTELLIGIBLE, ORDER, SESSION
-from bidi_tts_conformance.hearing import recognizer, transcribe_each, word_error_rate
+from bidi_tts_hearing import recognizer, transcribe_each, word_error_rate
 
 RATE = 24_000
 TEXTS = [" ".join(INTELLIGIBLE), " ".join(ORDER), *SESSION, *CONCURRENT]

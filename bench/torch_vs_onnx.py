@@ -55,10 +55,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ears = None
     if not args.no_hearing:
-        from bidi_tts_conformance.hearing import recognizer
+        from bidi_tts_hearing import recognizer
 
         ears = recognizer()
-    from bidi_tts_conformance.hearing.text import word_error_rate
+    from bidi_tts_hearing.text import word_error_rate
 
     texts = (rw.SENTENCES + MORE_SENTENCES)[: args.sentences]
     rows = []

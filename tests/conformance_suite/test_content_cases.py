@@ -11,10 +11,10 @@ import pytest
 
 from bidi_tts_conformance.cases import REGISTRY, content
 from bidi_tts_conformance.context import Options
-from bidi_tts_conformance.hearing import INSTALL_HINT, ModelUnavailable, unavailable_reason
 from bidi_tts_conformance.model import Verdict
 from bidi_tts_conformance.runner import run_case
 from bidi_tts_conformance.targets import Target
+from bidi_tts_hearing import INSTALL_HINT, ModelUnavailable, unavailable_reason
 from tests.toys import speaking
 from tests.toys.good import ServerThread, ToyContainer
 

@@ -1,4 +1,4 @@
-"""A cut-off end is judged on the audio itself (bidi_tts_conformance.hearing.ending), not on the
+"""A cut-off end is judged on the audio itself (bidi_tts_hearing.ending), not on the
 recognizer, which completes a cut-off sentence from context (issue 23, point 4).
 
 Proof on espeak-ng speech (made here) and on Kokoro speech (the int8 ONNX route of the reference
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from bidi_tts_conformance.cases.content import CONCURRENT, INTELLIGIBLE, ORDER, SESSION
-from bidi_tts_conformance.hearing.ending import CUT_DB, ending
+from bidi_tts_hearing.ending import CUT_DB, ending
 from tests.toys.speaking import espeak_available, speak
 
 RATE = 24_000

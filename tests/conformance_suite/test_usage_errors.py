@@ -134,7 +134,7 @@ def test_no_reference_container_installed(kind: str, tmp_path: Path) -> None:
     line = one_line(proc, USAGE, took)
     assert line.startswith("ERROR: no --container-url or --endpoint-name, so the suite starts the reference "
                            "container, but its dependencies are not installed here (missing torch, kokoro, misaki)")
-    # from a checkout the command that works is uv's (bidi_tts_conformance.install_hint; no package is published)
+    # from a checkout the command that works is uv's (bidi_tts.install_hint; no package is published)
     assert line.endswith("Install the 'container' extra (uv sync --extra container), or check a running container "
                          "with --container-url http://HOST:PORT")
 

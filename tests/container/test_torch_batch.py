@@ -147,8 +147,8 @@ def test_batched_equals_unbatched_with_real_weights_and_is_heard_the_same(real_s
     """
     import torch
 
-    from bidi_tts_conformance.hearing import recognizer, unavailable_reason
-    from bidi_tts_conformance.hearing.text import word_error_rate
+    from bidi_tts_hearing import recognizer, unavailable_reason
+    from bidi_tts_hearing.text import word_error_rate
     from reference_container.synthesizers.torch_batch import batched_forward
     from tests.container.spectral import log_mel_distance_db
 

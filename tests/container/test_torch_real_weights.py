@@ -30,7 +30,7 @@ def pairs(routes: rw.Routes) -> list[rw.Pair]:
 
 @pytest.fixture(scope="module")
 def ears():
-    from bidi_tts_conformance.hearing import recognizer, unavailable_reason
+    from bidi_tts_hearing import recognizer, unavailable_reason
 
     if (reason := unavailable_reason()) is not None:
         pytest.skip(reason)
@@ -71,7 +71,7 @@ def test_log_mel_distance_within_tolerance(pairs: list[rw.Pair]) -> None:
 
 
 def test_heard_as_the_same_words(pairs: list[rw.Pair], ears) -> None:
-    from bidi_tts_conformance.hearing.text import word_error_rate
+    from bidi_tts_hearing.text import word_error_rate
 
     for pair in pairs:
         heard_onnx = ears.transcribe(rw.pcm16(pair.onnx_audio), rw.SAMPLE_RATE)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from reference_container.deploy import image as image_ops
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.labels import Inspection
-from reference_container.deploy.up import UpOptions, run_up
-from reference_container.deploy.waiter import Polling
+from reference_container_deploy import image as image_ops
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.labels import Inspection
+from reference_container_deploy.up import UpOptions, run_up
+from reference_container_deploy.waiter import Polling
 from tests.deploy.conftest import ACCOUNT, ECR_IMAGE, REGION, ROLE_ARN, Moto
 
 

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from reference_container.deploy.cli import main
+from reference_container_deploy.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
 
 PINNED = {
     "up": [
@@ -72,3 +79,16 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
         == 2
     )
     assert "--image is required unless --build" in capsys.readouterr().err
+
+
+def test_the_pinned_command_says_so_in_one_line_where_the_tool_is_not_installed(tmp_path: Path) -> None:
+    """The runtime image carries reference_container/deploy/ (the forwarder) but not the tool."""
+    forwarder = tmp_path / "reference_container" / "deploy"
+    shutil.copytree(ROOT / "reference_container" / "deploy", forwarder, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "reference_container" / "__init__.py").write_text("")
+    # -S: no site-packages, so neither the checkout nor an installed wheel lends it the tool
+    done = subprocess.run([sys.executable, "-S", "-m", "reference_container.deploy", "up", "--help"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr  # one line, no traceback
+    assert "not installed here" in done.stderr

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from bidi_tts.protocol import BIDI_LABEL
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.imageref import parse_image
-from reference_container.deploy.labels import RegistryInspector, docker_inspector
-from reference_container.deploy.up import UpOptions, run_up
-from reference_container.deploy.waiter import Polling
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.imageref import parse_image
+from reference_container_deploy.labels import RegistryInspector, docker_inspector
+from reference_container_deploy.up import UpOptions, run_up
+from reference_container_deploy.waiter import Polling
 from tests.deploy.conftest import EMPTY, ROLE_ARN, Moto, docker_engine_available
 from tests.deploy.registry import REGISTRY_BINARY, local_registry
 

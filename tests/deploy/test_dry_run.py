@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from reference_container.deploy.down import DownOptions, run_down
-from reference_container.deploy.up import UpOptions, run_up
+from reference_container_deploy.down import DownOptions, run_down
+from reference_container_deploy.up import UpOptions, run_up
 from tests.deploy.conftest import ECR_IMAGE, EMPTY, ROLE_ARN, Moto
 
 

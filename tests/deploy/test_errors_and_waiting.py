@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
 
-from reference_container.deploy.aws import ApiCall, explain, is_not_found
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.names import derive_names
-from reference_container.deploy.waiter import Polling, wait_in_service
+from reference_container_deploy.aws import ApiCall, explain, is_not_found
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.names import derive_names
+from reference_container_deploy.waiter import Polling, wait_in_service
 
 CREATE_CONFIG = ApiCall("sagemaker", "CreateEndpointConfig", {})
 

@@ -13,9 +13,9 @@ from typing import ClassVar
 import pytest
 
 from bidi_tts.protocol import BIDI_LABEL
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.imageref import parse_image
-from reference_container.deploy.labels import Inspection, RegistryInspector, check_label, docker_inspector
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.imageref import parse_image
+from reference_container_deploy.labels import Inspection, RegistryInspector, check_label, docker_inspector
 from tests.deploy.conftest import free_port
 from tests.deploy.registry import OCI_INDEX, REGISTRY_BINARY, local_registry, push_image, push_manifest
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.imageref import ecr_uri, parse_image
-from reference_container.deploy.names import MAX_NAME_LEN, derive_names
-from reference_container.deploy.plan import EndpointSpec, create_calls
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.imageref import ecr_uri, parse_image
+from reference_container_deploy.names import MAX_NAME_LEN, derive_names
+from reference_container_deploy.plan import EndpointSpec, create_calls
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerExecution"
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from reference_container.deploy.down import DownOptions, run_down
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.labels import Inspection
-from reference_container.deploy.up import UpOptions, run_up
-from reference_container.deploy.waiter import Polling
+from reference_container_deploy.down import DownOptions, run_down
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.labels import Inspection
+from reference_container_deploy.up import UpOptions, run_up
+from reference_container_deploy.waiter import Polling
 from tests.deploy.conftest import ACCOUNT, ECR_IMAGE, EMPTY, REGION, ROLE_ARN, Moto
 
 FAST = Polling(timeout_s=10.0, interval_s=0.05)
@@ -174,7 +174,7 @@ def test_failed_endpoint_prints_reason_and_log_group(
         )
 
     monkeypatch.setattr(models.FakeEndpoint, "__init__", failing)
-    from reference_container.deploy.cli import main
+    from reference_container_deploy.cli import main
 
     code = main(
         [
@@ -202,7 +202,7 @@ def test_failed_endpoint_prints_reason_and_log_group(
 
 def test_aws_rejection_is_one_line(moto: Moto, capsys: pytest.CaptureFixture[str]) -> None:
     # moto enforces CreateEndpointConfig's instance-type enum; the tool turns the rejection into one line.
-    from reference_container.deploy.cli import main
+    from reference_container_deploy.cli import main
 
     code = main(
         [

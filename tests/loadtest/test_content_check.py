@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_conformance.hearing import unavailable_reason
+from bidi_tts_hearing import unavailable_reason
 from bidi_tts_loadtest.content_check import ContentVerifier, judge
 from tests.loadtest.servers import ROOT, locust_cmd
 from tests.toys.speaking import espeak_available, speak

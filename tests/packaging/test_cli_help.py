@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from bidi_tts.install_hint import install_command
 from bidi_tts_conformance.cli import HELP, main
-from bidi_tts_conformance.install_hint import install_command
 
 ROOT = Path(__file__).resolve().parents[2]
 

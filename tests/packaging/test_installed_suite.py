@@ -60,7 +60,7 @@ def good_url() -> Iterator[str]:
 def test_the_wheel_holds_no_top_level_name_that_could_collide(venv: Path) -> None:
     site = next((venv / "lib").glob("python3.*/site-packages"))
     ours = {p.name for p in site.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    assert {"bidi_tts", "bidi_tts_conformance", "bidi_tts_loadtest"} <= ours
+    assert {"bidi_tts", "bidi_tts_hearing", "bidi_tts_conformance", "bidi_tts_loadtest"} <= ours
     assert not ours & {"conformance", "loadtest", "tests"}
 
 

@@ -1,4 +1,4 @@
-"""bidi_tts_conformance.hearing without a model: text normalization, WER, the sentence diagnosis, model assembly."""
+"""bidi_tts_hearing without a model: text normalization, WER, the sentence diagnosis, model assembly."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_conformance.hearing import hear, model_files, normalize, word_error_rate
-from bidi_tts_conformance.hearing.alignment import locate
+from bidi_tts_hearing import hear, model_files, normalize, word_error_rate
+from bidi_tts_hearing.alignment import locate
 
 S = ["My brother plays the piano.", "The kitchen door is open.", "She bought a new red car.",
      "It was a very cold winter."]

@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from reference_container.deploy.aws import ApiCall
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.names import VARIANT_NAME, DeploymentNames
+from reference_container_deploy.aws import ApiCall
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.names import VARIANT_NAME, DeploymentNames
 
 DEFAULT_INSTANCE_TYPE = "ml.g5.xlarge"
 # Kokoro loads and warms up before /ping turns 200; SageMaker's default (the minimum) is too tight for a

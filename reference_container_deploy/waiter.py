@@ -6,10 +6,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from reference_container.deploy.aws import Aws, is_not_found
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.names import DeploymentNames
-from reference_container.deploy.plan import describe_endpoint
+from reference_container_deploy.aws import Aws, is_not_found
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.names import DeploymentNames
+from reference_container_deploy.plan import describe_endpoint
 
 Printer = Callable[[str], None]
 

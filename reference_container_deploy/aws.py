@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference_container.deploy.errors import DeployError, ExitCode
+from reference_container_deploy.errors import DeployError, ExitCode
 
 PERMISSIONS_DOC = "docs/deploy.md (IAM permissions)"
 

@@ -14,8 +14,8 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from bidi_tts.install_hint import install_hint
 from bidi_tts.model_parts import Mismatch, assemble, default_cache_dir
-from bidi_tts_conformance.install_hint import install_hint
 
 MODEL_SHA256 = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
 MODEL_BYTES = 145_217_532

@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bidi_tts.protocol import DEFAULT_VOICE, Limits
-from reference_container.deploy import image as image_ops
-from reference_container.deploy.down import DownOptions, run_down
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.names import MAX_NAME_LEN
-from reference_container.deploy.plan import DEFAULT_INSTANCE_TYPE, DEFAULT_STARTUP_TIMEOUT_S
-from reference_container.deploy.up import UpOptions, run_up
-from reference_container.deploy.waiter import Polling
+from reference_container_deploy import image as image_ops
+from reference_container_deploy.down import DownOptions, run_down
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.names import MAX_NAME_LEN
+from reference_container_deploy.plan import DEFAULT_INSTANCE_TYPE, DEFAULT_STARTUP_TIMEOUT_S
+from reference_container_deploy.up import UpOptions, run_up
+from reference_container_deploy.waiter import Polling
 
 EPILOG = f"""\
 exit codes:
@@ -49,13 +49,21 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="{up,down}")
+    _up_arguments(_command(commands, "up", "create model, endpoint config and endpoint; wait for InService"))
+    _down_arguments(_command(commands, "down", "delete endpoint, endpoint config and model (in that order)"))
+    return parser
 
-    up = commands.add_parser(
-        "up",
-        help="create model, endpoint config and endpoint; wait for InService",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+
+def _command(commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
+             summary: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help ends with the exit codes, as the top level's does."""
+    return commands.add_parser(
+        name, help=summary, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+
+
+def _up_arguments(up: argparse.ArgumentParser) -> None:
+    """`up`: what to deploy and where, how to build it, the container's settings, the wait."""
     up.add_argument(
         "--name",
         required=True,
@@ -78,7 +86,17 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--instance-count", type=int, default=1, help="initial instance count (default %(default)s)"
     )
-    up.add_argument("--region", help="AWS region (default: AWS_REGION / your AWS config)")
+    _region(up)
+    _build_arguments(up)
+    up.add_argument("--no-wait", action="store_true", help="return once CreateEndpoint is accepted")
+    _dry_run(up)
+    _container_arguments(up)
+    _waiting(up, timeout_s=1800.0, waited_for="InService",
+             poll_s=15.0, poll_help="seconds between status polls (default %(default)s)")
+
+
+def _build_arguments(up: argparse.ArgumentParser) -> None:
+    """`up --build`: build and push the image first; and the label check of any image."""
     up.add_argument(
         "--build",
         action="store_true",
@@ -106,8 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not check the image for the bidirectional-streaming label",
     )
-    up.add_argument("--no-wait", action="store_true", help="return once CreateEndpoint is accepted")
-    up.add_argument("--dry-run", action="store_true", help="print the calls it would make and make none")
+
+
+def _container_arguments(up: argparse.ArgumentParser) -> None:
+    """`up`: the container's environment and how long SageMaker lets it start."""
     up.add_argument(
         "--voice",
         default=DEFAULT_VOICE,
@@ -139,22 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_STARTUP_TIMEOUT_S,
         help="ContainerStartupHealthCheckTimeoutInSeconds (default %(default)s: model loading)",
     )
-    up.add_argument(
-        "--wait-timeout",
-        type=float,
-        default=1800.0,
-        help="seconds to wait for InService (default %(default)s)",
-    )
-    up.add_argument(
-        "--poll-interval", type=float, default=15.0, help="seconds between status polls (default %(default)s)"
-    )
 
-    down = commands.add_parser(
-        "down",
-        help="delete endpoint, endpoint config and model (in that order)",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+
+def _down_arguments(down: argparse.ArgumentParser) -> None:
+    """`down`: which deployment, whether to purge its repository and logs too, the wait."""
     down.add_argument("--name", required=True, help="the deployment name given to `up`")
     down.add_argument(
         "--purge",
@@ -162,16 +170,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="also delete the ECR repository of the model's "
         "image (with its images) and the endpoint's CloudWatch log group",
     )
-    down.add_argument("--region", help="AWS region (default: AWS_REGION / your AWS config)")
-    down.add_argument("--dry-run", action="store_true", help="print the calls it would make and make none")
-    down.add_argument(
+    _region(down)
+    _dry_run(down)
+    _waiting(down, timeout_s=1200.0, waited_for="the endpoint deletion",
+             poll_s=10.0, poll_help="seconds between status polls")
+
+
+# -- the arguments both subcommands take ----------------------------------------------------------
+
+
+def _region(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--region", help="AWS region (default: AWS_REGION / your AWS config)")
+
+
+def _dry_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dry-run", action="store_true", help="print the calls it would make and make none")
+
+
+def _waiting(parser: argparse.ArgumentParser, *, timeout_s: float, waited_for: str, poll_s: float,
+             poll_help: str) -> None:
+    """--wait-timeout and --poll-interval (the Polling of :mod:`reference_container_deploy.waiter`)."""
+    parser.add_argument(
         "--wait-timeout",
         type=float,
-        default=1200.0,
-        help="seconds to wait for the endpoint deletion (default %(default)s)",
+        default=timeout_s,
+        help=f"seconds to wait for {waited_for} (default %(default)s)",
     )
-    down.add_argument("--poll-interval", type=float, default=10.0, help="seconds between status polls")
-    return parser
+    parser.add_argument("--poll-interval", type=float, default=poll_s, help=poll_help)
 
 
 def _out(line: str) -> None:
@@ -183,44 +208,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "up":
-            environment = {
-                "DEFAULT_VOICE": args.voice,
-                "MAX_TEXT_CHARS": str(args.max_text_chars),
-                "MAX_MESSAGE_BYTES": str(args.max_message_bytes),
-                **dict(args.env),
-            }
-            run_up(
-                UpOptions(
-                    name=args.name,
-                    role_arn=args.role_arn,
-                    image=args.image,
-                    instance_type=args.instance_type,
-                    instance_count=args.instance_count,
-                    startup_timeout_s=args.startup_timeout,
-                    environment=environment,
-                    region=args.region,
-                    build=args.build,
-                    dockerfile=args.dockerfile,
-                    context=args.context,
-                    build_args=tuple(args.build_arg),
-                    skip_label_check=args.skip_label_check,
-                    wait=not args.no_wait,
-                    dry_run=args.dry_run,
-                    polling=Polling(timeout_s=args.wait_timeout, interval_s=args.poll_interval),
-                ),
-                out=_out,
-            )
+            run_up(_up_options(args), out=_out)
         else:
-            run_down(
-                DownOptions(
-                    name=args.name,
-                    region=args.region,
-                    purge=args.purge,
-                    dry_run=args.dry_run,
-                    polling=Polling(timeout_s=args.wait_timeout, interval_s=args.poll_interval),
-                ),
-                out=_out,
-            )
+            run_down(_down_options(args), out=_out)
     except DeployError as exc:
         print(exc.one_line(), file=sys.stderr, flush=True)
         if exc.log_group:
@@ -230,3 +220,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted; run `down --name NAME` to remove anything already created.", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     return int(ExitCode.OK)
+
+
+def _up_options(args: argparse.Namespace) -> UpOptions:
+    environment = {
+        "DEFAULT_VOICE": args.voice,
+        "MAX_TEXT_CHARS": str(args.max_text_chars),
+        "MAX_MESSAGE_BYTES": str(args.max_message_bytes),
+        **dict(args.env),
+    }
+    return UpOptions(
+        name=args.name,
+        role_arn=args.role_arn,
+        image=args.image,
+        instance_type=args.instance_type,
+        instance_count=args.instance_count,
+        startup_timeout_s=args.startup_timeout,
+        environment=environment,
+        region=args.region,
+        build=args.build,
+        dockerfile=args.dockerfile,
+        context=args.context,
+        build_args=tuple(args.build_arg),
+        skip_label_check=args.skip_label_check,
+        wait=not args.no_wait,
+        dry_run=args.dry_run,
+        polling=Polling(timeout_s=args.wait_timeout, interval_s=args.poll_interval),
+    )
+
+
+def _down_options(args: argparse.Namespace) -> DownOptions:
+    return DownOptions(
+        name=args.name,
+        region=args.region,
+        purge=args.purge,
+        dry_run=args.dry_run,
+        polling=Polling(timeout_s=args.wait_timeout, interval_s=args.poll_interval),
+    )

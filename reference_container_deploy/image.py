@@ -8,11 +8,11 @@ import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from reference_container.deploy.aws import ApiCall, Aws, is_not_found
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.imageref import ImageRef
+from reference_container_deploy.aws import ApiCall, Aws, is_not_found
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.imageref import ImageRef
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DOCKERFILE = REPO_ROOT / "reference_container" / "Dockerfile"
 BUILD_SCRIPT = REPO_ROOT / "docker" / "build-image.sh"
 # build-image.sh takes these as environment variables; other build args go to docker build.

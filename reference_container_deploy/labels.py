@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bidi_tts.protocol import BIDI_LABEL
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.imageref import ImageRef
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.imageref import ImageRef
 
 _HTTP_TIMEOUT_S = 20.0
 _DOCKER_TIMEOUT_S = 30.0

@@ -8,14 +8,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reference_container.deploy import image as image_ops
-from reference_container.deploy.aws import ApiCall, Aws, resolve_region
-from reference_container.deploy.errors import DeployError, ExitCode
-from reference_container.deploy.imageref import ImageRef, ecr_uri, parse_image
-from reference_container.deploy.labels import LabelInspector, RegistryInspector, check_label, docker_inspector
-from reference_container.deploy.names import DeploymentNames, derive_names
-from reference_container.deploy.plan import EndpointSpec, create_calls, describe_endpoint
-from reference_container.deploy.waiter import Polling, Printer, wait_in_service
+from reference_container_deploy import image as image_ops
+from reference_container_deploy.aws import ApiCall, Aws, resolve_region
+from reference_container_deploy.errors import DeployError, ExitCode
+from reference_container_deploy.imageref import ImageRef, ecr_uri, parse_image
+from reference_container_deploy.labels import LabelInspector, RegistryInspector, check_label, docker_inspector
+from reference_container_deploy.names import DeploymentNames, derive_names
+from reference_container_deploy.plan import EndpointSpec, create_calls, describe_endpoint
+from reference_container_deploy.waiter import Polling, Printer, wait_in_service
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bidi_tts_conformance.hearing.model_files import INSTALL_HINT, whisper_base_dir
+from bidi_tts_hearing.model_files import INSTALL_HINT, whisper_base_dir
 
 WHISPER_RATE = 16_000
 WINDOW_S = 28.0  # Whisper hears 30 s at a time; clips packed together stay inside one window

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reference_container.deploy.errors import DeployError, ExitCode
+from reference_container_deploy.errors import DeployError, ExitCode
 
 _ECR_HOST = re.compile(
     r"(?P<account>\d{12})\.dkr\.ecr(-fips)?\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(\.cn)?"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reference_container.deploy.errors import DeployError, ExitCode
+from reference_container_deploy.errors import DeployError, ExitCode
 
 # SageMaker ModelName / EndpointConfigName / EndpointName: ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}
 _SAGEMAKER_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from reference_container.deploy.aws import ApiCall, Aws, is_not_found
-from reference_container.deploy.errors import DeployError
-from reference_container.deploy.imageref import parse_image
-from reference_container.deploy.names import DeploymentNames, derive_names
-from reference_container.deploy.waiter import Polling, Printer, wait_deleted
+from reference_container_deploy.aws import ApiCall, Aws, is_not_found
+from reference_container_deploy.errors import DeployError
+from reference_container_deploy.imageref import parse_image
+from reference_container_deploy.names import DeploymentNames, derive_names
+from reference_container_deploy.waiter import Polling, Printer, wait_deleted
 
 
 @dataclass(frozen=True, slots=True)

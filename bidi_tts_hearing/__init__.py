@@ -12,11 +12,11 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bidi_tts_conformance.hearing.model_files import INSTALL_HINT, ModelUnavailable
+from bidi_tts_hearing.model_files import INSTALL_HINT, ModelUnavailable
 
 if TYPE_CHECKING:
-    from bidi_tts_conformance.hearing.alignment import Hearing, hear
-    from bidi_tts_conformance.hearing.text import normalize, word_error_rate
+    from bidi_tts_hearing.alignment import Hearing, hear
+    from bidi_tts_hearing.text import normalize, word_error_rate
 
 # Imported on first use: they need the 'hearing' extra (jiwer, num2words), and importing this package
 # must work without it so that the cases can say how to install it.
@@ -25,7 +25,7 @@ _LAZY = {"Hearing": "alignment", "hear": "alignment", "normalize": "text", "word
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(importlib.import_module(f"bidi_tts_conformance.hearing.{_LAZY[name]}"), name)
+        return getattr(importlib.import_module(f"bidi_tts_hearing.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -59,8 +59,8 @@ def recognizer() -> Recognizer:
     with _lock:
         if _recognizer is None and _failure is None:
             try:
-                importlib.import_module("bidi_tts_conformance.hearing.alignment")  # jiwer, num2words
-                from bidi_tts_conformance.hearing.whisper import WhisperRecognizer
+                importlib.import_module("bidi_tts_hearing.alignment")  # jiwer, num2words
+                from bidi_tts_hearing.whisper import WhisperRecognizer
 
                 _recognizer = WhisperRecognizer()
             except ModuleNotFoundError as exc:

@@ -16,7 +16,7 @@ from difflib import SequenceMatcher
 
 import jiwer
 
-from bidi_tts_conformance.hearing.text import word_error_rate, words
+from bidi_tts_hearing.text import word_error_rate, words
 
 # A sentence counts as heard where at most this share of its words is wrong: robotic speech gets about
 # one word in four wrong (see docs/content.md); another sentence's words get nearly all wrong.
