@@ -37,12 +37,7 @@ class _Concurrent(ToyContainer):
         await ws.accept()
         work: list[asyncio.Task[None]] = []
         try:
-            while (data := await self.receive_message(ws)) is not None:
-                try:
-                    message = self.parse(data)
-                except protocol.ProtocolError as exc:
-                    await ws.send_text(protocol.error_from(exc))
-                    continue
+            async for message in self.requests(ws):
                 if isinstance(message, protocol.CloseRequest):
                     await self.on_close(ws, work)
                     return

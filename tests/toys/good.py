@@ -118,6 +118,17 @@ class ToyContainer:
         """One client message, validated (raises the coded ProtocolError)."""
         return protocol.parse_client_message(data, self.limits)
 
+    async def requests(self, ws: WebSocket) -> AsyncIterator[protocol.ClientMessage]:
+        """Every client message until the client leaves, parsed by :meth:`parse`; one that fails is
+        answered with its coded error frame and skipped (the session stays usable)."""
+        while (data := await self.receive_message(ws)) is not None:
+            try:
+                message = self.parse(data)
+            except protocol.ProtocolError as exc:
+                await ws.send_text(protocol.error_from(exc))
+                continue
+            yield message
+
     # -- routes -------------------------------------------------------------------------------
     async def ping(self, request: Request) -> Response:
         return Response(status_code=200)
@@ -140,15 +151,7 @@ class ToyContainer:
     async def websocket(self, ws: WebSocket) -> None:
         await ws.accept()
         try:
-            while True:
-                data = await self.receive_message(ws)
-                if data is None:
-                    return
-                try:
-                    message = self.parse(data)
-                except protocol.ProtocolError as exc:
-                    await ws.send_text(protocol.error_from(exc))
-                    continue
+            async for message in self.requests(ws):
                 if isinstance(message, protocol.CloseRequest):
                     await self.on_close_request(ws)
                     return

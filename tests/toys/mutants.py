@@ -50,12 +50,7 @@ class CancelWithoutFlagToy(ToyContainer):
             await ws.send_text(protocol.synthesis_complete(request.request_id, total, request.sample_rate))
 
         try:
-            while (data := await self.receive_message(ws)) is not None:
-                try:
-                    message = self.parse(data)
-                except protocol.ProtocolError as exc:
-                    await ws.send_text(protocol.error_from(exc))
-                    continue
+            async for message in self.requests(ws):
                 if isinstance(message, protocol.CloseRequest):
                     if work is not None:
                         await work
@@ -124,12 +119,7 @@ class QueuedCancelToy(ToyContainer):
         worker = asyncio.create_task(work())
         queued: list[str] = []
         try:
-            while (data := await self.receive_message(ws)) is not None:
-                try:
-                    message = self.parse(data)
-                except protocol.ProtocolError as exc:
-                    await ws.send_text(protocol.error_from(exc))
-                    continue
+            async for message in self.requests(ws):
                 if isinstance(message, protocol.CloseRequest):
                     await inbox.put(None)
                     await worker
