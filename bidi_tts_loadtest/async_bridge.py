@@ -30,6 +30,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from bidi_tts.deadline import Deadline
 from bidi_tts.frames import FrameKind
 from bidi_tts.transports.base import (
     Frame,
@@ -269,7 +270,7 @@ class BridgedTransport(SyncWaitClosed):
         return call(_send(), timeout=30.0)
 
     def receive(self, timeout: float | None = None) -> Frame:
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = Deadline(timeout)
         while True:
             if self._frames:
                 return self._frames.popleft()
@@ -278,7 +279,7 @@ class BridgedTransport(SyncWaitClosed):
             self._signal.clear()
             if self._frames or self._end is not None:  # arrived between the check and the clear
                 continue
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            left = None if timeout is None else deadline.remaining()  # None: Event.wait without a bound
             if left == 0.0 or not self._signal.wait(left):
                 if self._frames or self._end is not None:
                     continue

@@ -22,6 +22,7 @@ from typing import Any  # noqa: E402
 
 import gevent  # noqa: E402
 
+from bidi_tts.deadline import Deadline  # noqa: E402
 from bidi_tts.frames import decode_control_frame  # noqa: E402
 from bidi_tts.metrics import summarize  # noqa: E402
 from bidi_tts.session import ClientSession  # noqa: E402
@@ -49,10 +50,10 @@ class _Peek:
         return frame
 
 
-def _session_loop(url: str, deadline: float, errors: list[float], config: TurnConfig, index: int) -> None:
+def _session_loop(url: str, deadline: Deadline, errors: list[float], config: TurnConfig, index: int) -> None:
     answers = load_answers()
     n = index
-    while time.monotonic() < deadline:
+    while not deadline.expired:
         server: dict[str, float] = {}
         try:
             transport = _Peek(SyncWebSocketTransport.open(url), server)
@@ -75,7 +76,7 @@ def measure(url: str, sessions: int, seconds: float, tokens_per_second: float) -
     """Run `sessions` concurrent sessions for `seconds`; the error distribution in ms."""
     errors: list[float] = []
     config = TurnConfig(tokens_per_second=tokens_per_second)
-    deadline = time.monotonic() + seconds
+    deadline = Deadline(seconds)
     greenlets = [gevent.spawn(_session_loop, url, deadline, errors, config, i) for i in range(sessions)]
     gevent.joinall(greenlets, timeout=seconds + 60)
     stats = summarize(errors)
