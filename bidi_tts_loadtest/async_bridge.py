@@ -67,10 +67,10 @@ class _NativeThreadLoop(asyncio.SelectorEventLoop):
         super().__init__(selector)
         self._start_thread = start_thread
 
-    def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    def run_in_executor[T, *Ts](self, executor: Any, func: Callable[[*Ts], T], *args: *Ts) -> asyncio.Future[T]:
         if executor is not None:
             return super().run_in_executor(executor, func, *args)
-        future: asyncio.Future[Any] = self.create_future()
+        future: asyncio.Future[T] = self.create_future()
 
         def settle(result: Any, error: BaseException | None) -> None:
             if future.done():
