@@ -35,7 +35,6 @@ Beside the latency table, two more, per configuration and session count:
   the SLO exceeds the capacity while busy, no order of the work can hold n sessions.
 """
 
-
 from __future__ import annotations
 
 import argparse
