@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from bidi_tts.deadline import Deadline
 from bidi_tts.transports.base import ConnectError, TransportClosed, TransportTimeout
 from bidi_tts_conformance.calibration import Calibration, calibrate, is_prompt, probe_ttfa
 from bidi_tts_conformance.context import CaseContext, Options
@@ -235,9 +236,9 @@ class SuiteRunner:
         baseline = self.calibration.probe_ttfa_s
         if baseline is None:
             return None
-        deadline = time.perf_counter() + budget
+        deadline = Deadline(budget)
         last: float | None = None
-        while (left := deadline - time.perf_counter()) > 0:
+        while (left := deadline.remaining()) > 0:
             ttfa = asyncio.run(probe_ttfa(self.target, self.options.voice, self.options.sample_rate, left))
             if ttfa is not None and is_prompt(ttfa, baseline):
                 return None

@@ -30,6 +30,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from bidi_tts.deadline import Deadline
 from bidi_tts.frames import FrameKind
 from bidi_tts.transports.base import (
     Frame,
@@ -66,10 +67,10 @@ class _NativeThreadLoop(asyncio.SelectorEventLoop):
         super().__init__(selector)
         self._start_thread = start_thread
 
-    def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    def run_in_executor[T, *Ts](self, executor: Any, func: Callable[[*Ts], T], *args: *Ts) -> asyncio.Future[T]:
         if executor is not None:
             return super().run_in_executor(executor, func, *args)
-        future: asyncio.Future[Any] = self.create_future()
+        future: asyncio.Future[T] = self.create_future()
 
         def settle(result: Any, error: BaseException | None) -> None:
             if future.done():
@@ -269,7 +270,7 @@ class BridgedTransport(SyncWaitClosed):
         return call(_send(), timeout=30.0)
 
     def receive(self, timeout: float | None = None) -> Frame:
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = Deadline(timeout)
         while True:
             if self._frames:
                 return self._frames.popleft()
@@ -278,7 +279,7 @@ class BridgedTransport(SyncWaitClosed):
             self._signal.clear()
             if self._frames or self._end is not None:  # arrived between the check and the clear
                 continue
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            left = None if timeout is None else deadline.remaining()  # None: Event.wait without a bound
             if left == 0.0 or not self._signal.wait(left):
                 if self._frames or self._end is not None:
                     continue

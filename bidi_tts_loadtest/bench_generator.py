@@ -12,7 +12,6 @@ from gevent import monkey
 
 monkey.patch_all()
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
@@ -22,11 +21,15 @@ from typing import Any  # noqa: E402
 
 import gevent  # noqa: E402
 
+from bidi_tts import probe  # noqa: E402
+from bidi_tts.deadline import Deadline  # noqa: E402
 from bidi_tts.frames import decode_control_frame  # noqa: E402
+from bidi_tts.local_container import free_port  # noqa: E402
 from bidi_tts.metrics import summarize  # noqa: E402
 from bidi_tts.session import ClientSession  # noqa: E402
 from bidi_tts.transports.base import Frame, TransportError  # noqa: E402
 from bidi_tts.transports.websocket_sync import SyncWebSocketTransport  # noqa: E402
+from bidi_tts_loadtest import exit_codes  # noqa: E402
 from bidi_tts_loadtest.corpus import load_answers  # noqa: E402
 from bidi_tts_loadtest.turn import TurnConfig, run_turn  # noqa: E402
 
@@ -49,10 +52,10 @@ class _Peek:
         return frame
 
 
-def _session_loop(url: str, deadline: float, errors: list[float], config: TurnConfig, index: int) -> None:
+def _session_loop(url: str, deadline: Deadline, errors: list[float], config: TurnConfig, index: int) -> None:
     answers = load_answers()
     n = index
-    while time.monotonic() < deadline:
+    while not deadline.expired:
         server: dict[str, float] = {}
         try:
             transport = _Peek(SyncWebSocketTransport.open(url), server)
@@ -75,7 +78,7 @@ def measure(url: str, sessions: int, seconds: float, tokens_per_second: float) -
     """Run `sessions` concurrent sessions for `seconds`; the error distribution in ms."""
     errors: list[float] = []
     config = TurnConfig(tokens_per_second=tokens_per_second)
-    deadline = time.monotonic() + seconds
+    deadline = Deadline(seconds)
     greenlets = [gevent.spawn(_session_loop, url, deadline, errors, config, i) for i in range(sessions)]
     gevent.joinall(greenlets, timeout=seconds + 60)
     stats = summarize(errors)
@@ -84,28 +87,30 @@ def measure(url: str, sessions: int, seconds: float, tokens_per_second: float) -
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Load generator timing accuracy benchmark.")
+    parser = exit_codes.Parser(prog="python -m loadtest.bench_generator",
+                               description="Load generator timing accuracy benchmark.")
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 10, 50, 100, 200])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--ttfa-ms", type=float, default=100.0)
     parser.add_argument("--tokens-per-second", type=float, default=40.0)
     parser.add_argument("--json", default=None, help="write the results here")
     args = parser.parse_args()
+    if any(n < 1 for n in args.sessions) or args.seconds <= 0 or args.ttfa_ms < 0 or args.tokens_per_second <= 0:
+        parser.error("--sessions must be at least 1, --seconds and --tokens-per-second positive, --ttfa-ms at least 0")
+    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
+        parser.error(f"--json: folder {os.path.dirname(os.path.abspath(args.json))!r} does not exist")
 
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "bidi_tts_loadtest.known_latency", "--port", str(port),
                                "--ttfa-ms", str(args.ttfa_ms)])
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
+        listening = Deadline(30.0)  # the server listens within a second or two
+        while not listening.expired:
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                probe.connect(url, timeout=0.2)
                 break
-            except OSError:
+            except probe.Unanswered:
                 time.sleep(0.1)
         rows = []
         heads = ("sessions", "messages", "err p50", "err p95", "err p99", "err max")

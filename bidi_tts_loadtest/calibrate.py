@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from bidi_tts.chunker import first_clause_split, split_sentences
+from bidi_tts.deadline import Deadline
 from bidi_tts.protocol import DEFAULT_SAMPLE_RATE, SynthesizeRequest
 from bidi_tts.session import ClientSession
 from bidi_tts.transports.base import TransportTimeout
@@ -310,12 +311,12 @@ def measure(url: str, texts: list[str], repeats: int, *, first_clause_chars: int
                 payload = session.synthesize(request, at=time.perf_counter())
                 record = session.records[request.request_id]
                 record.sent_at = transport.send(payload)
-                deadline = time.perf_counter() + timeout_s
+                deadline = Deadline(timeout_s)
                 while not record.done:
-                    if time.perf_counter() > deadline:
+                    if deadline.expired:
                         raise TimeoutError(f"no answer to a calibration message within {timeout_s:.0f} s")
                     try:
-                        frame = transport.receive(timeout=max(0.01, deadline - time.perf_counter()))
+                        frame = transport.receive(timeout=max(0.01, deadline.remaining()))
                     except TransportTimeout:
                         continue
                     session.receive_frame(frame)

@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from bidi_tts.deadline import Deadline
+
 MAX_WER = 0.5  # per message; looser than content.intelligible.1's 0.35: load-test texts have names, prices
 MAX_EXAMPLES = 20
 _HEADER = struct.Struct("<II")  # JSON header length, PCM length
@@ -114,9 +116,9 @@ class ContentVerifier:
 
     def wait_ready(self) -> None:
         """Wait until the worker has loaded its model; raise RuntimeError with its reason if it cannot."""
-        deadline = time.monotonic() + self.ready_timeout_s
+        deadline = Deadline(self.ready_timeout_s)
         while not self._ready and self._failure is None:
-            if time.monotonic() > deadline:
+            if deadline.expired:
                 self._failure = f"the content-check worker did not load its model in {self.ready_timeout_s:.0f} s"
             time.sleep(0.05)
         if self._failure is not None:
@@ -124,8 +126,8 @@ class ContentVerifier:
 
     def drain(self, timeout_s: float = 60.0) -> None:
         """Wait (up to `timeout_s`) until every queued message has been checked."""
-        deadline = time.monotonic() + timeout_s
-        while (self._jobs or self._in_flight) and self._failure is None and time.monotonic() < deadline:
+        deadline = Deadline(timeout_s)
+        while (self._jobs or self._in_flight) and self._failure is None and not deadline.expired:
             time.sleep(0.05)
 
     def take_results(self) -> list[ContentCheckResult]:

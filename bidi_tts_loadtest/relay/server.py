@@ -11,6 +11,7 @@ import time
 
 import uvicorn
 
+from bidi_tts.deadline import Deadline
 from bidi_tts.transports.base import ConnectError
 from bidi_tts.transports.sagemaker import SageMakerTarget
 from bidi_tts_loadtest.relay.app import Relay
@@ -89,9 +90,9 @@ class RelayServer:
 
     def __enter__(self) -> RelayServer:
         self.thread.start()
-        deadline = time.monotonic() + 10
+        deadline = Deadline(10)
         while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
+            if deadline.expired or not self.thread.is_alive():
                 raise RuntimeError("the relay did not start")
             time.sleep(0.01)
         return self

@@ -202,14 +202,16 @@ def test_refit_reads_the_kept_observations_and_writes_the_new_model(tmp_path: Pa
     data = json.loads(new.read_text())
     assert data["name"] == "cpu" and data["unit_onset_s"] == pytest.approx(0.29) and "refitted" in data["source"]
     assert any("0.290 s more" in line for line in lines)
-    for content, rc in (("{}", 70), ("not json", 70)):
+    # A file that is no calibration profile is a usage error (4), one line, and nothing is written.
+    for content in ("{}", "not json", '{"fit": {"observations": []}}'):
         bad = tmp_path / "bad.json"
         bad.write_text(content)
         result = subprocess.run([sys.executable, "-m", "loadtest.capacity", "calibrate", "--refit", str(bad),
                                  "--out", str(tmp_path / "o.json")], cwd=REPO, capture_output=True, text=True,
                                 timeout=30)
-        assert result.returncode == rc and "Traceback" not in result.stderr
-        assert len(result.stderr.strip().splitlines()) == 1
+        assert result.returncode == 4 and "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and "--refit" in result.stderr
+        assert "calibration observations" in result.stderr and not (tmp_path / "o.json").exists()
     both = subprocess.run([sys.executable, "-m", "loadtest.capacity", "calibrate", "--out", str(new)], cwd=REPO,
                           capture_output=True, text=True, timeout=30)
     assert both.returncode == 4 and "--refit" in both.stderr

@@ -7,18 +7,14 @@ import argparse
 import pytest
 
 from bidi_tts.session import MessageRecord
-from bidi_tts_loadtest.capacity import (
-    Layout,
+from bidi_tts_loadtest.capacity_config import Config, Layout
+from bidi_tts_loadtest.capacity_held import held, held_cell, missed_below
+from bidi_tts_loadtest.capacity_report import compare_table, decisions_table, demand_table, table
+from bidi_tts_loadtest.capacity_step import (
     StepResult,
     TurnSample,
-    decisions_table,
-    demand_table,
-    held,
-    held_cell,
     listener_demand,
-    missed_below,
     sched_delta,
-    table,
     turn_audible_s,
     turn_sample,
 )
@@ -113,8 +109,6 @@ def test_turn_audible_ttfa_plays_the_whole_turn() -> None:
 
 
 def test_config_specs() -> None:
-    from bidi_tts_loadtest.capacity import Config
-
     plain = Config.parse("deadline")
     assert plain.name == "deadline 1x2" and "--onnx-threads" in plain.args() and "--max-queue" in plain.args()
     batched = Config.parse("timed=h200-eager:deadline/16x1/batch10")
@@ -132,8 +126,6 @@ def test_config_specs() -> None:
 
 
 def test_message_basis_and_the_predicted_against_measured_table() -> None:
-    from bidi_tts_loadtest.capacity import compare_table
-
     def with_messages(config: str, ms: list[float], underruns: int = 0, audio_s: float = 10.0) -> StepResult:
         turns = [TurnSample(2.0, underruns, audio_s, 0, message_ttfa_s=[m / 1000 for m in ms])]
         return StepResult(config, 2, 30.0, turns, 1.0, 1.0, {}, 1.0, "message")
@@ -163,7 +155,7 @@ def test_a_step_against_a_timed_container_measures_turns_messages_and_decisions(
     import json
     import os
 
-    from bidi_tts_loadtest.capacity import measure_step
+    from bidi_tts_loadtest.capacity_load import measure_step
     from tests.container.timed_server import timed_container
 
     known = {"tokens_per_char": 1.0, "g2p_fixed_ms": 0.0, "g2p_per_char_ms": 0.0, "call_fixed_ms": 150.0,

@@ -11,9 +11,17 @@ import pytest
 
 from tests.loadtest.servers import ROOT
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
+
+@pytest.mark.parametrize("args", [["--sessions", "0"], ["--seconds", "x"], ["--json", "/nonexistent/dir/b.json"]])
+def test_a_wrong_command_line_is_one_line_and_exit_4(args: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.bench_generator", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 4 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.slow
 def test_ttfa_error_small_at_1_and_100_sessions(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     proc = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.bench_generator", "--sessions", "1", "100",
