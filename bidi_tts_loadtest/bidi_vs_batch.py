@@ -60,7 +60,7 @@ def run_trials(target: str | Any, *, tokens_per_second: float, first_token_ms: f
             row["ratio"] = row["ttfa_batch_ms"] / row["ttfa_bidi_ms"]
             rows.append(row)
         transport.send(session.close())
-        transport.wait_closed(10.0)  # type: ignore[attr-defined]
+        transport.wait_closed(10.0)
     finally:
         try:
             transport.close()  # type: ignore[attr-defined]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bidi_tts_loadtest.turn import SyncTransport
+from bidi_tts_loadtest.turn import ClosableSyncTransport
 
 #: Used when neither --region nor AWS_REGION / AWS_DEFAULT_REGION is set (as the conformance suite).
 DEFAULT_REGION = "us-east-1"
@@ -60,7 +60,7 @@ def target_problem(options: Any, host: str | None) -> str | None:
     return None
 
 
-def open_sync_transport(options: Any, host: str | None) -> SyncTransport:
+def open_sync_transport(options: Any, host: str | None) -> ClosableSyncTransport:
     """Open one session, blocking the calling greenlet or thread only."""
     if getattr(options, "endpoint_name", None):
         from bidi_tts.transports.sagemaker import SageMakerTarget, SageMakerTransport

@@ -46,6 +46,13 @@ class SyncTransport(Protocol):
         """Next frame, TransportTimeout when none within `timeout`, TransportClosed at the end."""
 
 
+class ClosableSyncTransport(SyncTransport, Protocol):
+    """A blocking transport that a session also closes (the load test's users, bidi_vs_batch)."""
+
+    def wait_closed(self, timeout: float) -> TransportClosed:
+        """Drain frames until the stream ends; TransportTimeout after `timeout` seconds."""
+
+
 def tokenize(text: str) -> list[str]:
     """Split an answer into LLM-like tokens: each word with the whitespace before it."""
     return _TOKEN.findall(text)
