@@ -23,7 +23,6 @@ import base64
 import json
 import math
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,9 +30,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bidi_tts import probe
 from bidi_tts.deadline import Deadline
 from bidi_tts.frames import FrameKind
 from bidi_tts.gateway import codec
+from bidi_tts.local_container import free_port
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import ClientSession
 from bidi_tts.sse import SSEDecoder, decode_audio_events, encode_event
@@ -106,21 +107,15 @@ def reassembly(clip_bytes: int, delivery_sizes: list[int], repeat: int = 5) -> l
 
 
 # -- latency per hop --------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _wait_port(port: int, proc: subprocess.Popen[str], what: str) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    deadline = Deadline(30)
+    while not deadline.expired:
         if proc.poll() is not None:
             raise RuntimeError(f"{what} exited with {proc.returncode}")
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            probe.connect(f"http://127.0.0.1:{port}", timeout=0.2)
             return
-        except OSError:
+        except probe.Unanswered:
             time.sleep(0.05)
     raise RuntimeError(f"{what} did not listen on port {port} within 30 s")
 
@@ -174,7 +169,7 @@ def hop_latency(messages: int) -> dict[str, Any]:
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "AKIDLOCALSTANDIN")  # the local stand-in checks none
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local-stand-in-only")
     os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
-    container_port, gateway_port = _free_port(), _free_port()
+    container_port, gateway_port = free_port(), free_port()
     certs = Path(os.environ.get("TMPDIR", "/tmp")) / f"transport-cost-{os.getpid()}"
     procs: list[subprocess.Popen[str]] = []
     try:
