@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from bidi_tts.deadline import Deadline
 from bidi_tts.frames import FrameKind
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import ClientSession, ProtocolViolation, Rule, SessionEvent, Severity
@@ -165,20 +166,14 @@ class Conversation:
         seconds, by default the conversation's), "total" (the `total` budget ran out while frames
         kept coming) or "closed"."""
         silence = self.silence if silence is None else silence
-        deadline = None if total is None else time.perf_counter() + total
+        deadline = Deadline(total)
         while not done():
-            wait = silence
-            if deadline is not None:
-                left = deadline - time.perf_counter()
-                if left <= 0:
-                    return "total"
-                wait = min(wait, left)
+            if deadline.expired:
+                return "total"
             try:
-                await self._read_frame(wait)
+                await self._read_frame(min(silence, deadline.remaining()))
             except TransportTimeout:
-                if deadline is not None and time.perf_counter() >= deadline:
-                    return "total"
-                return "silence"
+                return "total" if deadline.expired else "silence"
             except TransportClosed:
                 return None if done() else "closed"
         return None

@@ -60,7 +60,7 @@ class _NoTransport:
 
 
 def test_the_silence_bound_has_one_name() -> None:
-    conv = Conversation(_NoTransport(), silence=4.0, voice="af_heart", sample_rate=24_000)  # type: ignore[arg-type]
+    conv = Conversation(_NoTransport(), silence=4.0, voice="af_heart", sample_rate=24_000)
     assert conv.silence == conv.end_silence == 4.0
     assert not hasattr(conv, "reply_timeout")
     assert "silence" in {f.name for f in dataclasses.fields(Options)}
