@@ -75,7 +75,7 @@ def run(subject: Subject, speed: str) -> dict[str, object]:
     cited = sorted({c for r in failed for c in r.case.clauses} & set(subject.clauses))
     assert runner.calibration is not None
     return {"container": subject.name, "speed": speed, "seconds": round(seconds, 1),
-            "silence_s": round(runner.options.reply_timeout, 2), "failed": [r.case.id for r in failed],
+            "silence_s": round(runner.options.silence, 2), "failed": [r.case.id for r in failed],
             "busy_notes": sum(1 for r in results if r.verdict is Verdict.NOT_JUDGED and "still busy" in r.detail),
             "right_clause": bool(cited) if subject.clauses else not failed}
 

@@ -37,7 +37,7 @@ FALLBACK_S = FLOOR_S
 class Calibration:
     """What the run measured on the container and the timeouts it chose."""
 
-    reply_timeout: float
+    silence: float  # the longest silence allowed while a frame is due
     probe_ttfa_s: float | None  # "Hi." on a quiet, warm container: the baseline of the quiet probe
     slowest_silence_s: float | None
     problem: str | None = None  # why the measurement is partial (reported in the run's header)
@@ -50,28 +50,28 @@ class Calibration:
     refusal: str | None = None
 
     def case_timeout(self) -> float:
-        return min(300.0, max(60.0, 25 * self.reply_timeout))
+        return min(300.0, max(60.0, 25 * self.silence))
 
     def summary(self) -> str:
         if self.probe_ttfa_s is None:
-            return f"calibration failed ({self.problem}); silence allowed {self.reply_timeout:.1f} s"
+            return f"calibration failed ({self.problem}); silence allowed {self.silence:.1f} s"
         partial = f"; {self.problem}" if self.problem else ""
         if self.end_silence is not None:
             partial += (f" (a message whose audio stops counts as ended after {self.end_silence:.1f} s, "
                         f"{self.end_silence_one or self.end_silence:.2f} s for a few words)")
         return (f"calibrated: 'Hi.' first audio {self.probe_ttfa_s * 1000:.0f} ms, slowest silence "
                 f"{(self.slowest_silence_s or 0) * 1000:.0f} ms -> silence allowed while a frame is due "
-                f"{self.reply_timeout:.1f} s (x{MARGIN:g} + 0.5 s, floor {FLOOR_S:g}, ceiling {CEILING_S:g}; "
+                f"{self.silence:.1f} s (x{MARGIN:g} + 0.5 s, floor {FLOOR_S:g}, ceiling {CEILING_S:g}; "
                 f"--reply-timeout overrides){partial}")
 
 
-def timeout_for(slowest_silence_s: float) -> float:
+def silence_for(slowest_silence_s: float) -> float:
     return min(CEILING_S, max(FLOOR_S, MARGIN * slowest_silence_s + 0.5))
 
 
-async def _open(target: Target, reply_timeout: float, voice: str, sample_rate: int) -> Conversation:
+async def _open(target: Target, silence: float, voice: str, sample_rate: int) -> Conversation:
     transport = await target.connect(open_timeout=10.0)
-    return Conversation(transport, silence=reply_timeout, voice=voice, sample_rate=sample_rate,
+    return Conversation(transport, silence=silence, voice=voice, sample_rate=sample_rate,
                         focus=frozenset())
 
 
@@ -137,11 +137,11 @@ async def calibrate(target: Target, voice: str, sample_rate: int, *,
     if ttfa is None or not silences:
         return Calibration(FALLBACK_S, None, None, "; ".join(problems) or "nothing measured", refusal=refusal)
     slowest = max(silences)
-    timeout = timeout_for(slowest)
+    silence = silence_for(slowest)
     if not any(p.startswith("no synthesis_complete") for p in problems):
-        return Calibration(timeout, ttfa, slowest, "; ".join(problems) or None)
-    one = min(timeout, 3 * max(burst_gaps, default=0.0) + 0.15)
-    return Calibration(timeout, ttfa, slowest, "; ".join(problems), min(timeout, 2 * slowest + 0.3), one)
+        return Calibration(silence, ttfa, slowest, "; ".join(problems) or None)
+    one = min(silence, 3 * max(burst_gaps, default=0.0) + 0.15)
+    return Calibration(silence, ttfa, slowest, "; ".join(problems), min(silence, 2 * slowest + 0.3), one)
 
 
 async def probe_ttfa(target: Target, voice: str, sample_rate: int, budget_s: float) -> float | None:

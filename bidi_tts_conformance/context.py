@@ -24,9 +24,9 @@ class Options:
 
     voice: str = DEFAULT_VOICE
     sample_rate: int = DEFAULT_SAMPLE_RATE
-    reply_timeout: float = 60.0  # the longest silence while an expected frame is due
+    silence: float = 60.0  # the longest silence while an expected frame is due (--reply-timeout)
     case_timeout: float = 300.0  # the whole case
-    end_silence: float | None = None  # see Calibration.end_silence (None: reply_timeout)
+    end_silence: float | None = None  # see Calibration.end_silence (None: silence)
     end_silence_one: float | None = None  # see Calibration.end_silence_one
 
 
@@ -75,7 +75,7 @@ class CaseContext:
         (a case that loads the container with N sessions at once gives each N times as long)."""
         transport = await self.connect(**opts)
         end, end_one = self.options.end_silence, self.options.end_silence_one
-        conv = Conversation(transport, silence=self.options.reply_timeout * patience,
+        conv = Conversation(transport, silence=self.options.silence * patience,
                             voice=self.options.voice, sample_rate=self.options.sample_rate,
                             focus=self.focus, notes=self.notes,
                             end_silence=None if end is None else end * patience,
@@ -88,7 +88,7 @@ class CaseContext:
         if self.target.base_url is None:
             raise CaseSkipped(f"needs plain HTTP to the container; the {self.kind} target has none")
         if self._http is None:
-            self._http = httpx.AsyncClient(base_url=self.target.base_url, timeout=self.options.reply_timeout,
+            self._http = httpx.AsyncClient(base_url=self.target.base_url, timeout=self.options.silence,
                                            event_hooks=http_hooks(self.trace))
         return self._http
 

@@ -9,17 +9,19 @@ that owns it instead of every case that happens to see it.
 Waiting is bounded by silence, not by a fixed total: a wait fails when no frame at all arrives for
 `silence` seconds (calibrated from the container; ``--reply-timeout`` sets it by hand), so a broken
 container fails fast while a slow one that keeps streaming is given the time it needs. Every wait
-takes that bound as `silence`.
+takes that bound as `silence`; it is the one name for it along the way (Options, Calibration,
+Conversation).
 
-The waits, from the one primitive up:
+Six waits, each for a different thing a case waits on:
 
-- :meth:`Conversation.pump_until`: read frames until a condition holds; says why it stopped.
-- on one message: :meth:`~Conversation.wait_answer` (its first sign), :meth:`~Conversation.first_sign_or`
-  (its first sign or a fixed time, never fails), :meth:`~Conversation.wait_reply` (its end; fails on
-  silence or a close), :meth:`~Conversation.collect` (its end, lenient: fails only when nothing answered);
-- with a verdict: :meth:`~Conversation.complete` (wait_reply, then no error and no violation),
-  :meth:`~Conversation.say` (send, then complete), :meth:`~Conversation.exchange` (send, collect, audio);
-- on the session: :meth:`~Conversation.wait_closed`, :meth:`~Conversation.quiet`.
+- :meth:`Conversation.pump_until`: the primitive: read frames until a condition of the case's own
+  holds (several messages, several sessions); says why it stopped.
+- :meth:`~Conversation.wait_answer`: one message's first sign (`within=`: a fixed time, never fails).
+- :meth:`~Conversation.wait_reply`: one message's end; strict by default, `lenient=` for a case about
+  what arrived rather than how it ended, `succeed=` to require success.
+- :meth:`~Conversation.say`: send one message, then ``wait_reply(succeed=True)``: the common case.
+- :meth:`~Conversation.wait_closed`: the container closes the session.
+- :meth:`~Conversation.quiet`: what arrives in a fixed time when nothing should.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import uuid
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from bidi_tts.deadline import Deadline
 from bidi_tts.frames import FrameKind
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import ClientSession, ProtocolViolation, Rule, SessionEvent, Severity
@@ -52,18 +55,14 @@ class Conversation:
         self,
         transport: Transport,
         *,
-        silence: float | None = None,
+        silence: float,
         voice: str,
         sample_rate: int,
         focus: Collection[Rule] = EVERY_RULE,
         notes: Notes | None = None,
         end_silence: float | None = None,
         end_silence_one: float | None = None,
-        reply_timeout: float | None = None,  # the old name of `silence`
     ) -> None:
-        silence = reply_timeout if silence is None else silence
-        if silence is None:
-            raise TypeError("Conversation() needs silence=SECONDS")
         self.transport = transport
         self.session = ClientSession()
         self.silence = silence  # the longest silence while a frame is due
@@ -84,11 +83,6 @@ class Conversation:
         self.closed_by_client = False
         # Ids the driver made up to track messages sent without one: a container cannot echo them.
         self.invented: set[str] = set()
-
-    @property
-    def reply_timeout(self) -> float:
-        """The old name of :attr:`silence` (the cases still say it)."""
-        return self.silence
 
     # -- sending -------------------------------------------------------------------------------
     # The suite sends what a case asks, rule-breaking included (a message after close is how
@@ -172,20 +166,14 @@ class Conversation:
         seconds, by default the conversation's), "total" (the `total` budget ran out while frames
         kept coming) or "closed"."""
         silence = self.silence if silence is None else silence
-        deadline = None if total is None else time.perf_counter() + total
+        deadline = Deadline(total)
         while not done():
-            wait = silence
-            if deadline is not None:
-                left = deadline - time.perf_counter()
-                if left <= 0:
-                    return "total"
-                wait = min(wait, left)
+            if deadline.expired:
+                return "total"
             try:
-                await self._read_frame(wait)
+                await self._read_frame(min(silence, deadline.remaining()))
             except TransportTimeout:
-                if deadline is not None and time.perf_counter() >= deadline:
-                    return "total"
-                return "silence"
+                return "total" if deadline.expired else "silence"
             except TransportClosed:
                 return None if done() else "closed"
         return None
@@ -223,25 +211,47 @@ class Conversation:
         return f"{more}{'; '.join(shown)}" if shown else "no frame at all"
 
     # -- waiting on one message ----------------------------------------------------------------
-    async def wait_answer(self, rid: str, silence: float | None = None) -> Reply:
-        """Wait for the first sign of an answer (synthesis_start, audio or an error), or a close."""
+    async def wait_answer(self, rid: str, *, silence: float | None = None, within: float | None = None) -> Reply:
+        """Wait for the first sign of an answer (synthesis_start, audio or an error), or a close; fails
+        on `silence`. With `within`: read for at most that many seconds and never fail, the moment a
+        case acts "mid-synthesis" on any container, also one that says nothing until its whole
+        message is made."""
         reply = self.replies[rid]
-        why = await self.pump_until(lambda: reply.answered or reply.record.done, silence=silence)
+        answered = lambda: reply.answered or reply.record.done  # noqa: E731
+        if within is not None:
+            await self.pump_until(answered, silence=within, total=within)
+            return reply
+        why = await self.pump_until(answered, silence=silence)
         if why == "silence":
             raise self._no_reply(reply, self.silence if silence is None else silence)
         return reply
 
-    async def first_sign_or(self, rid: str, seconds: float) -> Reply:
-        """Read until the first sign of an answer (synthesis_start, audio, an error) or `seconds` have
-        passed, whichever comes first: the moment a case acts "mid-synthesis" on any container, also
-        one that says nothing until its whole message is made."""
+    async def wait_reply(self, rid: str, *, silence: float | None = None, lenient: bool = False,
+                         succeed: bool = False) -> Reply:
+        """Wait until the message ends (synthesis_complete or an error).
+
+        Strict (the default) fails on silence or a close. `lenient`, for a case about what arrived
+        rather than how it ended: reads until the answer ends or goes silent and fails only when
+        nothing at all answered (a missing end is noted for the cases that judge it). `succeed`
+        also requires success: no error, no violation in focus (and, when lenient, some audio)."""
         reply = self.replies[rid]
-        await self.pump_until(lambda: reply.answered or reply.record.done, silence=seconds, total=seconds)
+        if lenient:
+            await self._read_answer(reply, silence)
+        else:
+            await self._read_end(reply, silence)
+        if succeed:
+            self._require_success(reply, lenient)
         return reply
 
-    async def wait_reply(self, rid: str, silence: float | None = None) -> Reply:
-        """Wait until the message is completed or answered with an error; fails on silence or a close."""
-        reply = self.replies[rid]
+    async def say(self, text: str, *, silence: float | None = None, lenient: bool = False,
+                  **fields: Any) -> Reply:
+        """Send one message and wait for its successful end (:meth:`wait_reply` with `succeed`).
+        `lenient`: for a case about the session rather than the message's framing, a missing
+        synthesis_complete is only noted (audio.order.1 judges it)."""
+        rid = await self.synthesize(text, **fields)
+        return await self.wait_reply(rid, silence=silence, lenient=lenient, succeed=True)
+
+    async def _read_end(self, reply: Reply, silence: float | None) -> None:
         why = await self._wait_end(reply, silence)
         if why == "closed":
             assert self.closed is not None
@@ -252,25 +262,19 @@ class Conversation:
         if why is not None:
             silence = silence if silence is not None else self.end_silence if reply.answered else self.silence
             raise self._no_reply(reply, silence)
-        return reply
 
-    async def collect(self, rid: str) -> Reply:
-        """Read the answer until it ends (synthesis_complete, an error, a close) or goes silent, for a
-        case about what arrived rather than how it ended; fails only when nothing at all answered.
-        A missing end is noted for the cases that judge it."""
-        reply = self.replies[rid]
-        why = await self._wait_end(reply, None)
+    async def _read_answer(self, reply: Reply, silence: float | None) -> None:
+        why = await self._wait_end(reply, silence)
         if not reply.answered:
             if why == "closed" and self.closed is not None:
                 raise CaseFailed(f"the container {describe_close(self.closed)} without answering the message; "
                                  f"received: {self.received()}", expected="synthesis_start, audio",
                                  actual=describe_close(self.closed))
-            raise self._no_reply(reply, self.silence)
+            raise self._no_reply(reply, self.silence if silence is None else silence)
         if why == "silence" and self.session.current is reply.record:
             self.session.give_up_current()
             self.notes.add("TTS-ORDER: no synthesis_complete; the audio stopped and nothing more arrived "
                            "(judged by audio.order.1)")
-        return reply
 
     async def _wait_end(self, reply: Reply, silence: float | None) -> str | None:
         """Until the answer ends: `silence` before its audio starts, then (once audio flows) the end
@@ -283,36 +287,15 @@ class Conversation:
             why = await self.pump_until(lambda: reply.record.done, silence=silence)
         return why
 
-    # -- waiting with a verdict ----------------------------------------------------------------
-    async def complete(self, rid: str, silence: float | None = None) -> Reply:
-        """Wait for the reply and require success: synthesis_complete, no violation in focus."""
-        reply = await self.wait_reply(rid, silence)
+    def _require_success(self, reply: Reply, lenient: bool) -> None:
         if reply.error is not None:
-            raise CaseFailed(
-                f"a valid message was refused with error {reply.error.code or '(no code)'}"
-                f"{': ' + repr(reply.error.message) if reply.error.message else ''}",
-                expected=EXPECTED, actual=f"error {reply.error.code or '(no code)'}")
-        self.raise_violations()
-        return reply
-
-    async def say(self, text: str, **kw: Any) -> Reply:
-        """Send one message and wait for its successful completion (`silence=` bounds the wait)."""
-        silence = kw.pop("silence", None)
-        return await self.complete(await self.synthesize(text, **kw), silence)
-
-    async def exchange(self, text: str, **kw: Any) -> Reply:
-        """Send one message and read its answer to the end, for a case about the session rather than the
-        message's framing: fails when it is refused or nothing answers, while a missing
-        synthesis_complete is only noted (audio.order.1 judges it)."""
-        reply = await self.collect(await self.synthesize(text, **kw))
-        if reply.error is not None:
-            raise CaseFailed(
-                f"a valid message was refused with error {reply.error.code or '(no code)'}",
-                expected=EXPECTED, actual=f"error {reply.error.code or '(no code)'}")
-        if not reply.audio:
+            code = reply.error.code or "(no code)"
+            said = f": {reply.error.message!r}" if reply.error.message and not lenient else ""
+            raise CaseFailed(f"a valid message was refused with error {code}{said}",
+                             expected=EXPECTED, actual=f"error {code}")
+        if lenient and not reply.audio:
             raise CaseFailed(f"no audio; received: {self.received()}", expected="audio", actual="no audio")
         self.raise_violations()
-        return reply
 
     def _no_reply(self, reply: Reply, silence: float) -> CaseFailed:
         if reply.started is None and not reply.audio:
@@ -328,11 +311,11 @@ class Conversation:
     async def wait_closed(self, silence: float | None = None) -> TransportClosed:
         """Read (and check) frames until the container closes the session (`silence` bounds the
         silence and also the whole wait: a container that keeps sending must still close)."""
-        limit = self.silence if silence is None else silence
-        why = await self.pump_until(lambda: self.closed is not None, silence=limit, total=limit)
+        silence = self.silence if silence is None else silence
+        why = await self.pump_until(lambda: self.closed is not None, silence=silence, total=silence)
         if why is None and self.closed is not None:
             return self.closed
-        raise CaseFailed(f"the container did not close the session within {limit:.1f} s; received: "
+        raise CaseFailed(f"the container did not close the session within {silence:.1f} s; received: "
                          f"{self.received()}", expected="a close frame", actual="the session stayed open")
 
     async def quiet(self, seconds: float) -> list[str]:

@@ -77,13 +77,13 @@ class ConformanceState:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         # A timeout not given keeps Options' default (and is calibrated on the container when the run starts).
-        timeouts = {name: config.getoption(name) for name in ("reply_timeout", "case_timeout")}
+        timeouts = {"silence": config.getoption("reply_timeout"), "case_timeout": config.getoption("case_timeout")}
         self.options = Options(
             voice=config.getoption("voice"),
             sample_rate=config.getoption("sample_rate"),
             **{name: value for name, value in timeouts.items() if value is not None},
         )
-        self._calibrate = timeouts["reply_timeout"] is None
+        self._calibrate = timeouts["silence"] is None
         self._case_timeout_given = timeouts["case_timeout"] is not None
         self.strict = bool(config.getoption("conformance_strict") or config.getoption("strict", False))
         self.planned = self._plan()

@@ -117,7 +117,7 @@ class SuiteRunner:
             self._progress(f"the container synthesizes nothing: 'Hi.' was refused with {self.calibration.refusal}; "
                            "the first case that fails for it says so, the others are not judged")
         if self._calibrate_timeouts:
-            changes: dict[str, float | None] = {"reply_timeout": self.calibration.reply_timeout,
+            changes: dict[str, float | None] = {"silence": self.calibration.silence,
                                                 "end_silence": self.calibration.end_silence,
                                                 "end_silence_one": self.calibration.end_silence_one}
             if not self._case_timeout_given:
@@ -126,7 +126,7 @@ class SuiteRunner:
             self._progress(f"{self.calibration.summary()}; case timeout {self.options.case_timeout:.0f} s "
                            f"(calibration took {time.perf_counter() - started:.1f} s)")
         else:
-            self._progress(f"silence allowed {self.options.reply_timeout:.1f} s (--reply-timeout); "
+            self._progress(f"silence allowed {self.options.silence:.1f} s (--reply-timeout); "
                            f"{self.calibration.summary()}")
 
     def timeouts(self) -> dict[str, Any]:
@@ -142,12 +142,12 @@ class SuiteRunner:
             measured = {
                 "probe_first_audio_ms": None if cal.probe_ttfa_s is None else round(cal.probe_ttfa_s * 1000, 1),
                 "slowest_silence_ms": None if cal.slowest_silence_s is None else round(cal.slowest_silence_s * 1000, 1),
-                "suggested_silence_s": round(cal.reply_timeout, 3),
+                "suggested_silence_s": round(cal.silence, 3),
                 "problem": cal.problem,
                 "summary": cal.summary(),
             }
         return {
-            "silence_allowed_s": round(self.options.reply_timeout, 3),
+            "silence_allowed_s": round(self.options.silence, 3),
             "silence_allowed_from": silence_from,
             "case_timeout_s": round(self.options.case_timeout, 3),
             "case_timeout_from": case_from,
@@ -222,7 +222,7 @@ class SuiteRunner:
     def _wait_budget(self) -> float:
         """Work a good container leaves behind (the sentence in progress when its client left) ends within
         a few silences allowed; the rest is a runaway."""
-        return min(60.0, max(6.0, 3 * self.options.reply_timeout))
+        return min(60.0, max(6.0, 3 * self.options.silence))
 
     def _quick_budget(self) -> float:
         """Long enough for a probe that would count as prompt, no longer."""

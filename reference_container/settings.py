@@ -36,7 +36,7 @@ class Settings:
     max_message_bytes: int = protocol.Limits().max_message_bytes
     max_queue: int = 64
     synth_workers: int = 1
-    scheduler: str = "deadline"
+    scheduler_policy: str = "deadline"  # --scheduler: a Policy name (AppState.scheduler is the Scheduler)
     deadline_margin_s: float = 0.5
     batch_window_ms: float = 0.0  # torch and timed routes: 0 runs each model call alone
     timed_profile: str | None = None  # timed backend: a shipped profile's name or a JSON file
@@ -181,7 +181,7 @@ OPTIONS: tuple[_Option, ...] = (
             "messages waiting for the model across sessions before 'busy'", "N"),
     _Option("--synth-workers", "synth_workers", "SYNTH_WORKERS", _int_range(1),
             "syntheses run at once on the device", "N"),
-    _Option("--scheduler", "scheduler", "SCHEDULER", _choice([p.value for p in Policy]),
+    _Option("--scheduler", "scheduler_policy", "SCHEDULER", _choice([p.value for p in Policy]),
             "order of synthesis work across sessions: deadline (earliest playback deadline first), "
             "round-robin, or fifo", "{" + ",".join(p.value for p in Policy) + "}"),
     _Option("--deadline-margin", "deadline_margin_s", "DEADLINE_MARGIN_S", _seconds(positive=False),

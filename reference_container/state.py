@@ -35,7 +35,7 @@ class AppState:
     def __post_init__(self) -> None:
         self.scheduler = Scheduler(
             self.synth.synthesize, workers=self.settings.synth_workers, max_messages=self.settings.max_queue,
-            policy=self.settings.scheduler, sample_rate=self.synth.sample_rate,
+            policy=self.settings.scheduler_policy, sample_rate=self.synth.sample_rate,
             deadline_margin_s=self.settings.deadline_margin_s,
             # A benchmark hook, not an operator setting: loadtest.capacity reads the pick counts here.
             stats_path=os.environ.get("SCHEDULER_STATS_FILE") or None,

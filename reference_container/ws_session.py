@@ -5,6 +5,8 @@ Two tasks per session: a *reader* that takes every frame off the socket at once 
 *processor* that handles messages strictly in order (TTS-ORDER). Because the reader runs while the
 processor synthesizes, `cancel`, `close` and a client disconnect are seen mid-message. Parse errors
 are queued in order with the messages, so an error frame never lands inside another message's audio.
+The session's state (idle, streaming, closing, closed: the client's states) moves by the table of
+:mod:`reference_container.session_state`; an illegal move raises.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from bidi_tts import protocol
 from reference_container.logs import kv
 from reference_container.scheduler import Busy, JobCancelled, JobFailed
+from reference_container.session_state import ServerMove, ServerSessionState
 from reference_container.state import AppState
 from reference_container.streaming import MessageStats, message_audio
 from reference_container.transport_abort import ABORT_KEY
@@ -58,8 +61,7 @@ class WsSession:
         self._inbox: deque[_Item] = deque()
         self._wakeup = asyncio.Event()
         self._current: _Item | None = None
-        self._gone = False
-        self._closing = False
+        self.states = ServerSessionState()
         self._messages = 0
         self._opened = time.perf_counter()
 
@@ -86,7 +88,7 @@ class WsSession:
             processor.cancel()
             self.state.scheduler.cancel_session(self.id)
             log.info(kv(event="session_end", session=self.id, messages=self._messages,
-                        gone=self._gone, duration_s=time.perf_counter() - self._opened))
+                        gone=self.states.peer_gone, duration_s=time.perf_counter() - self._opened))
 
     # -- reading --------------------------------------------------------------------------------
     def _push(self, item: _Item) -> None:
@@ -97,14 +99,14 @@ class WsSession:
         while True:
             message = await self.ws.receive()
             if message["type"] == "websocket.disconnect":
-                self._gone = True
+                self.states.move(ServerMove.GONE)
                 self._cancel_all()
                 self._wakeup.set()
                 return
             data: bytes | str | None = message.get("text")
             if data is None:
                 data = message.get("bytes") or b""
-            if self._closing:
+            if not self.states.taking_messages:
                 continue  # after `close`, nothing new is taken
             try:
                 parsed = protocol.parse_client_message(data, self.state.limits)
@@ -112,7 +114,7 @@ class WsSession:
                 self._push(_Item(error=exc))  # answered in order; fatal ones close after the frame
                 continue
             if isinstance(parsed, protocol.CloseRequest):
-                self._closing = True
+                self.states.move(ServerMove.RECEIVE_CLOSE)
                 self._push(_Item(close=True))
             elif isinstance(parsed, protocol.CancelRequest):
                 self._cancel_all()
@@ -137,17 +139,17 @@ class WsSession:
         try:
             await self._process_items()
         except _SendFailed:
-            self._gone = True
+            self.states.move(ServerMove.GONE)
 
     async def _process_items(self) -> None:
         while True:
             while not self._inbox:
-                if self._gone:
+                if self.states.closed:
                     return
                 self._wakeup.clear()
                 await self._wakeup.wait()
             item = self._inbox.popleft()
-            if self._gone:
+            if self.states.closed:
                 return
             if item.close:
                 await self._close(protocol.CloseCode.NORMAL)
@@ -160,10 +162,12 @@ class WsSession:
                 continue
             assert item.request is not None
             self._current = item
+            self.states.move(ServerMove.START)
             try:
                 await self._synthesize(item, item.request)
             finally:
                 self._current = None
+                self.states.move(ServerMove.END)
                 self.state.scheduler.cancel_session(self.id)  # leftovers of a stopped message
 
     async def _synthesize(self, item: _Item, request: protocol.SynthesizeRequest) -> None:
@@ -240,5 +244,6 @@ class WsSession:
             raise _SendFailed from exc
 
     async def _close(self, code: int) -> None:
+        self.states.move(ServerMove.CLOSE)
         with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):
             await self.ws.close(code)

@@ -8,10 +8,10 @@ InvokeEndpointWithBidirectionalStream (:mod:`bidi_tts.transports.sagemaker`).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from bidi_tts.deadline import Deadline
 from bidi_tts.frames import Frame, FrameKind
 
 __all__ = ["AsyncWaitClosed", "ConnectError", "Frame", "SyncWaitClosed", "Transport", "TransportClosed",
@@ -72,15 +72,13 @@ class SyncWaitClosed:
 
     def wait_closed(self, timeout: float) -> TransportClosed:
         """Drain frames until the stream ends, or TransportTimeout after `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TransportTimeout(f"not closed within {timeout} s")
+        deadline = Deadline(timeout)
+        while not deadline.expired:
             try:
-                self.receive(timeout=left)
+                self.receive(timeout=deadline.remaining())
             except TransportClosed as closed:
                 return closed
+        raise TransportTimeout(f"not closed within {timeout} s")
 
 
 @runtime_checkable

@@ -18,7 +18,7 @@ from bidi_tts_conformance.model import Outcome, case, non_strict, not_judged, ok
       expect='the cancel sent at synthesis_start (or 2x a sentence alone): synthesis_complete {"cancelled": true} '
              'soon, or (cancel unsupported) error unknown_type; the session stays usable')
 async def cancel_mid(ctx: CaseContext) -> Outcome:
-    warm = (await (await ctx.conversation()).exchange(SENTENCE)).record
+    warm = (await (await ctx.conversation()).say(SENTENCE, lenient=True)).record
     alone = warm.ttfa_s or 0.0
     text = long_text(600)
     conv = await ctx.conversation(patience=sentences(text) / 2)
@@ -26,7 +26,7 @@ async def cancel_mid(ctx: CaseContext) -> Outcome:
     # Cancel at the first sign of work (synthesis_start, or audio where there is none), or 2x a sentence
     # alone after sending, whichever is first: a container that sends all audio at the end has nothing
     # left to cancel by its first audio.
-    reply = await conv.first_sign_or(rid, 2 * alone + 0.05)
+    reply = await conv.wait_answer(rid, within=2 * alone + 0.05)
     if reply.error is not None:
         raise CaseFailed(f"a {len(text)}-character message was refused with error {reply.error.code or '(no code)'}",
                          expected="synthesis", actual=f"error {reply.error.code or '(no code)'}")
@@ -38,16 +38,16 @@ async def cancel_mid(ctx: CaseContext) -> Outcome:
     # what the first answer took (or half the silence allowed), then call it unsupported instead of
     # waiting for the end.
     first = (reply.record.first_audio_at or reply.record.started_at or sent) - reply.record.sent_at
-    patience = max(0.5 * conv.reply_timeout, 3 * first)
+    patience = max(0.5 * conv.silence, 3 * first)
     why = await conv.pump_until(lambda: reply.record.done, total=patience)
     took = time.perf_counter() - sent
     if why == "total":
         return non_strict(f"cancel not supported (optional): audio kept coming for {took:.1f} s after the cancel")
-    reply = await conv.collect(rid)
+    reply = await conv.wait_reply(rid, lenient=True)
     ended_at = reply.record.completed_at or (reply.record.frame_times or [sent])[-1]
     # The cancel's own answer, if any, comes after the message's end: read it here, so that it is
     # pinned on the cancel and not on the next message.
-    await conv.quiet(min(1.0, max(0.3, conv.reply_timeout / 4)))
+    await conv.quiet(min(1.0, max(0.3, conv.silence / 4)))
     answers = [e for e in conv.events[seen:] if isinstance(e, ErrorReceived)]
     refusal = reply.error or (answers[0] if answers else None)
     if refusal is not None:
@@ -103,7 +103,7 @@ async def cancel_queued(ctx: CaseContext) -> Outcome:
     queued = await conv.synthesize(SENTENCE)
     await conv.wait_answer(first)
     await conv.send_json({"type": "cancel"})
-    replies = [await conv.collect(first), await conv.collect(queued)]
+    replies = [await conv.wait_reply(first, lenient=True), await conv.wait_reply(queued, lenient=True)]
     for n, reply in enumerate(replies, 1):
         done = reply.completed
         if done is None:
@@ -115,7 +115,7 @@ async def cancel_queued(ctx: CaseContext) -> Outcome:
                              expected=f"audio_bytes {len(reply.audio)}",
                              actual=f"audio_bytes {done.audio_bytes_reported}")
     # The cancel's own answer, if any (cancel.1 judges it), is read here, not pinned on the next message.
-    await conv.quiet(min(1.0, max(0.3, conv.reply_timeout / 4)))
+    await conv.quiet(min(1.0, max(0.3, conv.silence / 4)))
     await usable_after(conv, "a cancel with a message queued")
     shown = ", ".join("cancelled" if r.completed is not None and r.completed.cancelled else
                       "refused" if r.error is not None else "completed" for r in replies)

@@ -19,7 +19,7 @@ PROMPT_CLOSE_S = 2.0  # a close slower than this bends the SHOULD of a prompt cl
 
 async def _expect_close_1000(conv: Conversation, sent_at: float) -> Outcome:
     try:
-        closed = await conv.wait_closed(max(conv.reply_timeout, 2 * PROMPT_CLOSE_S))
+        closed = await conv.wait_closed(max(conv.silence, 2 * PROMPT_CLOSE_S))
     except CaseFailed as exc:
         raise CaseFailed(f"close request ignored: {exc.detail}", expected="close 1000",
                          actual="still open") from None
@@ -38,7 +38,7 @@ async def _expect_close_1000(conv: Conversation, sent_at: float) -> Outcome:
       clauses=["TTS-CLOSE"], expect="close frame 1000, promptly")
 async def explicit_close(ctx: CaseContext) -> Outcome:
     conv = await ctx.conversation()
-    await conv.exchange(TINY)
+    await conv.say(TINY, lenient=True)
     await conv.close_request()
     return await _expect_close_1000(conv, time.perf_counter())
 
@@ -67,7 +67,7 @@ async def close_while_synthesizing(ctx: CaseContext) -> Outcome:
     # The close goes at the first sign of work (synthesis_start, or audio where there is none), or after
     # 2x a 'Hi.' alone, whichever is first: for a container that says nothing until its whole message is
     # made, its first sign is its end, and a close sent then would not arrive mid-synthesis at all.
-    reply = await conv.first_sign_or(rid, 2 * alone + 0.05)
+    reply = await conv.wait_answer(rid, within=2 * alone + 0.05)
     if reply.error is not None:
         raise CaseFailed(f"the message was refused with error {reply.error.code or '(no code)'}",
                          expected="synthesis_complete", actual=f"error {reply.error.code or '(no code)'}")
@@ -102,9 +102,9 @@ async def close_while_synthesizing(ctx: CaseContext) -> Outcome:
 
 async def _tiny_first_audio_s(ctx: CaseContext, *, warm: bool) -> float:
     if warm:  # on a session of its own: a second message is session.*'s business
-        await (await ctx.conversation()).exchange(TINY)
+        await (await ctx.conversation()).say(TINY, lenient=True)
     conv = await ctx.conversation()
-    reply = await conv.exchange(TINY)
+    reply = await conv.say(TINY, lenient=True)
     await conv.close()
     assert reply.record.ttfa_s is not None
     return reply.record.ttfa_s
@@ -120,14 +120,14 @@ async def client_close(ctx: CaseContext) -> Outcome:
     text = long_text(400)
     # How long one unit of work takes (the container may finish the sentence in progress): the text's
     # first sentence alone, on a session of its own.
-    piece = await (await ctx.conversation()).exchange(split_sentences(text)[0])
+    piece = await (await ctx.conversation()).say(split_sentences(text)[0], lenient=True)
     one_piece = piece.record.ttfa_s or alone
     first = await ctx.conversation(patience=sentences(text) / 2)
     rid = await first.synthesize(text)
     # Leave at the first sign of work (synthesis_start, or audio where there is none), or after two
     # sentences' time, whichever is first: a container that sends all its audio at the end has finished
     # by its first audio, and the client would not leave mid-synthesis at all.
-    reply = await first.first_sign_or(rid, 2 * one_piece + 0.05)
+    reply = await first.wait_answer(rid, within=2 * one_piece + 0.05)
     if reply.error is not None:
         raise CaseFailed(f"a {len(text)}-character message was refused with error {reply.error.code or '(no code)'}",
                          expected="synthesis", actual=f"error {reply.error.code or '(no code)'}")
@@ -162,7 +162,7 @@ async def nothing_after_close(ctx: CaseContext) -> Outcome:
     await conv.close_request()
     late = await conv.synthesize(TINY)
     try:
-        closed = await conv.wait_closed(max(conv.reply_timeout, 2 * PROMPT_CLOSE_S) * 2)
+        closed = await conv.wait_closed(max(conv.silence, 2 * PROMPT_CLOSE_S) * 2)
     except CaseFailed as exc:
         raise CaseFailed(f"no close after a close request with a message behind it: {exc.detail}",
                          expected="close 1000", actual="still open") from None

@@ -58,7 +58,7 @@ async def handled(ctx: CaseContext, kind: FrameKind | None, text: str = SHORT, *
                          f"{conv.received()}", expected="synthesis", actual=describe_close(conv.closed))
     await conv.pump_until(lambda: bool(reply.audio) or reply.record.done)
     if read_to_end and not reply.record.done:
-        await conv.pump_until(lambda: reply.record.done, silence=conv.end_silence, total=4 * conv.reply_timeout)
+        await conv.pump_until(lambda: reply.record.done, silence=conv.end_silence, total=4 * conv.silence)
     return reply
 
 

@@ -28,7 +28,7 @@ async def concurrent(ctx: CaseContext) -> Outcome:
     texts = [TINY, SHORT, SENTENCE + " " + SENTENCE]
     convs = [await ctx.conversation(patience=len(texts)) for _ in texts]
     rids = [await c.synthesize(t) for c, t in zip(convs, texts, strict=True)]
-    replies = await asyncio.gather(*(c.collect(r) for c, r in zip(convs, rids, strict=True)))
+    replies = await asyncio.gather(*(c.wait_reply(r, lenient=True) for c, r in zip(convs, rids, strict=True)))
     for conv, reply in zip(convs, replies, strict=True):
         if reply.error is not None:
             raise CaseFailed(f"a valid message was refused with error {reply.error.code or '(no code)'} beside "
@@ -58,15 +58,15 @@ HOL_LONG = (
 async def head_of_line(ctx: CaseContext) -> Outcome:
     # B's messages each on a session of their own (a second message is session.*'s business), after a
     # warm-up so that no model loading counts.
-    await (await ctx.conversation()).exchange(TINY)
-    alone = (await (await ctx.conversation()).exchange(TINY)).record.ttfa_s or 0.0
+    await (await ctx.conversation()).say(TINY, lenient=True)
+    alone = (await (await ctx.conversation()).say(TINY, lenient=True)).record.ttfa_s or 0.0
     b = await ctx.conversation(patience=2)
     a = await ctx.conversation(patience=sentences(HOL_LONG) / 2)
     long_reply = a.replies[await a.synthesize(HOL_LONG)]
     # B goes at A's first sign of work (synthesis_start, or audio where there is none), or 2x B alone
     # after A, whichever is first: for a container that sends all audio at the end, A's first audio is
     # its last, and B would meet an idle model.
-    await a.first_sign_or(long_reply.request_id, 2 * alone + 0.05)
+    await a.wait_answer(long_reply.request_id, within=2 * alone + 0.05)
     if long_reply.error is not None:
         raise CaseFailed(f"an 8-sentence message was refused with error {long_reply.error.code or '(no code)'}",
                          expected="synthesis", actual=f"error {long_reply.error.code or '(no code)'}")
@@ -77,7 +77,7 @@ async def head_of_line(ctx: CaseContext) -> Outcome:
     reader = asyncio.create_task(a.pump_until(lambda: long_reply.record.done))
     try:
         why = await b.pump_until(lambda: bool(short_reply.audio) or short_reply.record.done)
-        await asyncio.wait_for(asyncio.shield(reader), timeout=a.reply_timeout)
+        await asyncio.wait_for(asyncio.shield(reader), timeout=a.silence)
     except TimeoutError:
         pass
     finally:
@@ -91,7 +91,7 @@ async def head_of_line(ctx: CaseContext) -> Outcome:
                           f"{(b_sent - long_reply.record.sent_at) * 1000:.0f} ms): the situation (B beside A's "
                           "synthesis) did not occur")
     if why is not None or short_reply.record.first_audio_at is None:
-        raise CaseFailed(f"session B's 'Hi.' got no audio within {b.reply_timeout:.1f} s while session A "
+        raise CaseFailed(f"session B's 'Hi.' got no audio within {b.silence:.1f} s while session A "
                          f"synthesized a long message ({b.received()})", expected="B served beside A",
                          actual="B held")
     held = short_reply.record.first_audio_at - b_sent
@@ -144,14 +144,14 @@ async def bad_neighbour(ctx: CaseContext) -> Outcome:
     good = await ctx.conversation(patience=2)
     rid = await good.synthesize(SENTENCE)
     await _vandal(ctx)
-    reply = await good.collect(rid)
+    reply = await good.wait_reply(rid, lenient=True)
     if reply.error is not None or not reply.audio:
         why = f"error {reply.error.code or '(no code)'}" if reply.error else "no audio"
         raise CaseFailed(f"the good session got {why} beside a misbehaving one", expected="synthesis",
                          actual=why)
     if problem := await _ping_ok(ctx):
         raise CaseFailed(f"{problem} after a misbehaving session", expected="200", actual=problem)
-    await good.exchange(TINY)
+    await good.say(TINY, lenient=True)
     return ok(f"{len(reply.audio)} audio bytes for the good session")
 
 
@@ -218,7 +218,7 @@ async def slow_reader(ctx: CaseContext) -> Outcome:
         await asyncio.sleep(0.5)  # let its audio start to pile up
         good = await ctx.conversation(patience=2)
         try:
-            reply = await good.exchange(SHORT)
+            reply = await good.say(SHORT, lenient=True)
         except CaseFailed as exc:
             held = await stalled.waiting_audio()
             if not held:

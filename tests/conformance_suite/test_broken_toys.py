@@ -28,7 +28,7 @@ from bidi_tts_conformance.targets import DockerTarget, SageMakerEndpointTarget, 
 from tests.toys import broken, broken_input, broken_output, broken_session, inbox, mutants, raw_frames
 from tests.toys.good import ServerThread, ToyContainer
 
-FAST = Options(reply_timeout=1.5, case_timeout=30.0)
+FAST = Options(silence=1.5, case_timeout=30.0)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from bidi_tts_hearing import INSTALL_HINT, ModelUnavailable, unavailable_reason
 from tests.toys import speaking
 from tests.toys.good import ServerThread, ToyContainer
 
-OPTIONS = Options(reply_timeout=10.0, case_timeout=120.0)
+OPTIONS = Options(silence=10.0, case_timeout=120.0)
 CONTENT_CASES = [c.id for c in REGISTRY.select(["content.*"])]
 
 # toy -> ({case id: phrase its failure detail must contain}, case ids that must pass)

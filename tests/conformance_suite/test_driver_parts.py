@@ -1,7 +1,11 @@
-"""The driver's parts without a container: filing frames on replies, the one name of the silence bound."""
+"""The driver without a container: filing frames on replies, one name for the silence bound, six waits."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import inspect
+import time
 from typing import Any
 
 import pytest
@@ -10,6 +14,9 @@ from bidi_tts import protocol
 from bidi_tts.frames import Frame, FrameKind
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import ClientSession
+from bidi_tts.transports.base import TransportTimeout
+from bidi_tts_conformance.calibration import Calibration
+from bidi_tts_conformance.context import Options
 from bidi_tts_conformance.driver import Conversation
 from bidi_tts_conformance.reply import Reply, file_frame
 
@@ -52,10 +59,53 @@ class _NoTransport:
         raise AssertionError(f"the transport was used: {name}")
 
 
-def test_the_silence_bound_has_one_name_and_the_old_one_still_works() -> None:
-    conv = Conversation(_NoTransport(), silence=4.0, voice="af_heart", sample_rate=24_000)  # type: ignore[arg-type]
-    assert conv.silence == conv.reply_timeout == conv.end_silence == 4.0
-    old = Conversation(_NoTransport(), reply_timeout=3.0, voice="af_heart", sample_rate=24_000)  # type: ignore[arg-type]
-    assert old.silence == 3.0
+def test_the_silence_bound_has_one_name() -> None:
+    conv = Conversation(_NoTransport(), silence=4.0, voice="af_heart", sample_rate=24_000)
+    assert conv.silence == conv.end_silence == 4.0
+    assert not hasattr(conv, "reply_timeout")
+    assert "silence" in {f.name for f in dataclasses.fields(Options)}
+    assert "silence" in {f.name for f in dataclasses.fields(Calibration)}
+    with pytest.raises(TypeError, match="reply_timeout"):
+        Conversation(_NoTransport(), reply_timeout=3.0, voice="af_heart", sample_rate=24_000)  # type: ignore
     with pytest.raises(TypeError, match="silence"):
-        Conversation(_NoTransport(), voice="af_heart", sample_rate=24_000)  # type: ignore[arg-type]
+        Conversation(_NoTransport(), voice="af_heart", sample_rate=24_000)  # type: ignore[call-arg]
+
+
+def test_a_case_author_has_six_waits() -> None:
+    waits = {name for name, member in inspect.getmembers(Conversation, inspect.iscoroutinefunction)
+             if not name.startswith("_")} - {"synthesize", "send_raw", "send_json", "close_request", "close"}
+    assert waits == {"pump_until", "wait_answer", "wait_reply", "say", "wait_closed", "quiet"}
+
+
+class _Drip:
+    """A transport that sends a two-byte frame every `gap` seconds."""
+
+    knows_frame_kind = True
+
+    def __init__(self, gap: float) -> None:
+        self.gap = gap
+        self.sent = 0
+
+    async def receive(self, timeout: float | None = None) -> Frame:
+        if timeout is not None and self.gap > timeout:
+            await asyncio.sleep(timeout)
+            raise TransportTimeout("quiet")
+        await asyncio.sleep(self.gap)
+        self.sent += 1
+        return Frame(b"\x00\x00", FrameKind.BINARY, time.perf_counter())
+
+
+def _pump(gap: float, done_after: int | None, total: float | None) -> tuple[str | None, float]:
+    drip = _Drip(gap)
+    conv = Conversation(drip, silence=0.2, voice="af_heart", sample_rate=24_000)  # type: ignore[arg-type]
+    started = time.monotonic()
+    why = asyncio.run(conv.pump_until(lambda: done_after is not None and drip.sent >= done_after, total=total))
+    return why, time.monotonic() - started
+
+
+def test_pump_until_says_why_it_stopped() -> None:
+    assert _pump(0.01, 3, None)[0] is None
+    why, took = _pump(0.5, None, None)  # nothing for the silence bound
+    assert why == "silence" and 0.15 < took < 0.45
+    why, took = _pump(0.02, None, 0.3)  # frames keep coming: the total bound ends it
+    assert why == "total" and 0.25 < took < 0.6

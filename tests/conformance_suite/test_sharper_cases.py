@@ -20,7 +20,7 @@ from tests.toys.good import ServerThread
 from tests.toys.inbox import InboxToy
 from tests.toys.mutants import LoadingPingToy
 
-FAST = Options(reply_timeout=3.0, case_timeout=60.0)
+FAST = Options(silence=3.0, case_timeout=60.0)
 LOADING = "health.ping.loading.1"
 FLOOD = "robust.flood.2"
 

@@ -81,7 +81,7 @@ class SessionMachine(RuleBasedStateMachine):
         async def go() -> None:
             rids = [await conv.synthesize(text) for _ in range(count)]
             for rid in rids:
-                await conv.complete(rid)
+                await conv.wait_reply(rid, succeed=True)
 
         self.run(go())
         self.sent += count
@@ -120,7 +120,7 @@ class SessionMachine(RuleBasedStateMachine):
             rid = await conv.synthesize("Closing now.") if busy else None
             await conv.close_request(kind=kind)
             if rid is not None:
-                await conv.complete(rid)  # TTS-CLOSE: the current message is finished first
+                await conv.wait_reply(rid, succeed=True)  # TTS-CLOSE: the current message is finished first
             return (await conv.wait_closed()).code
 
         assert self.run(go()) == 1000

@@ -80,7 +80,7 @@ def test_a_case_after_a_runaway_says_so() -> None:
 def test_a_slow_container_gets_a_longer_timeout_and_passes() -> None:
     slow = ToyContainer(ToyConfig(first_audio_delay_s=0.6, realtime_factor=0.3))
     runner, results = run_suite(slow, ["frames.*", "audio.order.1", "session.multi.1", "close.*"])
-    assert runner.options.reply_timeout >= 4 * 0.6
+    assert runner.options.silence >= 4 * 0.6
     assert not failed(results), {c: results[c].detail for c in failed(results)}
 
 
@@ -97,6 +97,6 @@ def test_a_silent_container_is_calibrated_to_the_floor() -> None:
     with ServerThread(SilentToy().app()) as server:
         calibration = asyncio.run(calibrate(Target(kind="url", base_url=server.url), "af_heart", 24_000,
                                             first_answer_s=1.0))
-    assert calibration.reply_timeout == FLOOR_S
+    assert calibration.silence == FLOOR_S
     assert calibration.problem == "no answer to a short message"
     assert "calibration failed (no answer to a short message)" in calibration.summary()

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.toys.good import free_port
+from bidi_tts.local_container import LocalContainer
 
-REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = float(os.environ.get("CONTAINER_START_TIMEOUT_S", "420"))
 MAX_MESSAGE_BYTES = 65_536
 MAX_TEXT_CHARS = 2_000
@@ -34,12 +29,12 @@ def _missing_assets() -> str | None:
 
 
 class RunningContainer:
-    """A container subprocess started with the pinned command."""
+    """A container subprocess started with the pinned command (:mod:`bidi_tts.local_container`)."""
 
-    def __init__(self, url: str, log_path: Path, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, url: str, log_path: Path, container: LocalContainer) -> None:
         self.url = url
         self.log_path = log_path
-        self.process = process
+        self.container = container
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -51,34 +46,16 @@ def real_container(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running
     reason = _missing_assets()
     if reason:
         pytest.skip(reason)
-    port = free_port()
     log_path = tmp_path_factory.mktemp("container") / "container.log"
-    cmd = [sys.executable, "-m", "reference_container", "--host", "127.0.0.1", "--port", str(port),
-           "--max-message-bytes", str(MAX_MESSAGE_BYTES), "--max-text-chars", str(MAX_TEXT_CHARS)]
-    with log_path.open("wb") as log_file:
-        process = subprocess.Popen(cmd, cwd=REPO, stdout=log_file, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + START_TIMEOUT_S
-    status = None
+    container = LocalContainer(args=["--max-message-bytes", str(MAX_MESSAGE_BYTES),
+                                     "--max-text-chars", str(MAX_TEXT_CHARS)], log=log_path)
     try:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(f"container exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
-            try:
-                status = httpx.get(url + "/ping", timeout=2).status_code
-            except httpx.HTTPError:
-                status = None
-            if status == 200:
-                break
-            time.sleep(0.5)
-        else:
-            tail = log_path.read_text()[-3000:]
-            pytest.fail(f"/ping not 200 after {START_TIMEOUT_S} s (last {status}):\n{tail}")
-        yield RunningContainer(url, log_path, process)
+        waited = container.wait_ready(START_TIMEOUT_S, interval=0.5)
+        if waited.outcome == "exited":
+            pytest.fail(f"container exited with {container.returncode}:\n{log_path.read_text()[-3000:]}")
+        if not waited.ready:
+            pytest.fail(f"/ping not 200 after {START_TIMEOUT_S} s (last {waited.status}):\n"
+                        f"{log_path.read_text()[-3000:]}")
+        yield RunningContainer(container.url, log_path, container)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        container.stop(grace=20)

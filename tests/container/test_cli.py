@@ -104,9 +104,9 @@ def test_help_says_when_the_environment_overrides_a_default() -> None:
 
 def test_flag_wins_over_environment_even_a_bad_one(tmp_path: Path) -> None:
     s = parse_settings(["--scheduler", "fifo", "--port", "9000"], env={"SCHEDULER": "nope", "PORT": "1"})
-    assert (s.scheduler, s.port) == ("fifo", 9000)
+    assert (s.scheduler_policy, s.port) == ("fifo", 9000)
     s = parse_settings([], env={"SCHEDULER": "round-robin", "SEND_TIMEOUT": "2.5", "KOKORO_CACHE_DIR": str(tmp_path)})
-    assert (s.scheduler, s.send_timeout_s, s.cache_dir) == ("round-robin", 2.5, tmp_path)
+    assert (s.scheduler_policy, s.send_timeout_s, s.cache_dir) == ("round-robin", 2.5, tmp_path)
     assert parse_settings([], env={}) == parse_settings([], env={"PORT": ""})  # empty means unset
 
 

@@ -3,46 +3,26 @@
 from __future__ import annotations
 
 import contextlib
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
-
-from tests.toys.good import free_port
+from bidi_tts.local_container import LocalContainer
 
 REPO = Path(__file__).resolve().parents[2]
+READY_TIMEOUT_S = 60.0
 
 
 @contextlib.contextmanager
 def timed_container(profile: str, *extra: str, log_path: Path | None = None) -> Iterator[str]:
     """A running `--backend timed --timed-profile PROFILE` container; yields its URL."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "reference_container", "--host", "127.0.0.1", "--port", str(port),
-           "--backend", "timed", "--timed-profile", profile, "--log-level", "warning", *extra]
-    out = log_path.open("wb") if log_path else subprocess.DEVNULL
-    process = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    container = LocalContainer(args=["--backend", "timed", "--timed-profile", profile, "--log-level", "warning",
+                                     *extra], log=log_path)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"timed container exited with {process.returncode}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(url + "/ping", timeout=2).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError("timed container not ready within 60 s")
-            time.sleep(0.1)
-        yield url
+        waited = container.wait_ready(READY_TIMEOUT_S, interval=0.1)
+        if waited.outcome == "exited":
+            raise RuntimeError(f"timed container exited with {container.returncode}")
+        if not waited.ready:
+            raise RuntimeError(f"timed container not ready within {READY_TIMEOUT_S:g} s")
+        yield container.url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if log_path and hasattr(out, "close"):
-            out.close()
+        container.stop(grace=10)
