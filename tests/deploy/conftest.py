@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -18,18 +17,13 @@ import pytest
 from moto.sagemaker import models as sagemaker_models
 from moto.server import ThreadedMotoServer
 
+from bidi_tts.local_container import free_port
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/SageMakerExecution"
 ECR_IMAGE = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/kokoro-tts:v1"
-
-
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

@@ -10,13 +10,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from bidi_tts.local_container import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager

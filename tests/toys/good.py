@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import json
 import math
-import socket
 import struct
 import threading
 import time
@@ -26,6 +25,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bidi_tts import protocol
 from bidi_tts.chunker import split_sentences
+from bidi_tts.local_container import free_port
 
 
 @dataclass(slots=True)
@@ -167,12 +167,6 @@ class ToyContainer:
             Route("/invocations", self.invocations, methods=["POST"]),
             WebSocketRoute(protocol.WS_PATH, self.websocket),
         ])
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class ServerThread:
