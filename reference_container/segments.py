@@ -51,11 +51,16 @@ CUT_COST_S = 0.05
 JOIN_TAIL_S = 0.10
 JOIN_CLAUSE_TAIL_S = 0.20
 JOIN_LEAD_S = 0.03
+#: A unit is planned to be ready this long before the listener runs dry (at least) ...
+MARGIN_S = 0.15
+#: ... its model time taken this fraction longer than predicted (at least).
+SLACK = 0.2
 _CLAUSE_MARKS = frozenset(",;:—–-")
 
 __all__ = [
-    "CUT_COST_S", "JOIN_CLAUSE_TAIL_S", "JOIN_LEAD_S", "JOIN_TAIL_S", "MIN_UNIT_CHARS", "SHORT_CLAUSE_HEAD",
-    "STALL_WEIGHT", "Pace", "PlannedUnit", "first_clause_split", "join_tail_s", "plan_segments", "plan_units",
+    "CUT_COST_S", "JOIN_CLAUSE_TAIL_S", "JOIN_LEAD_S", "JOIN_TAIL_S", "MARGIN_S", "MIN_UNIT_CHARS",
+    "SHORT_CLAUSE_HEAD", "SLACK", "STALL_WEIGHT", "Pace", "PlannedUnit", "first_clause_split", "join_tail_s",
+    "plan_segments", "plan_units",
 ]
 
 
@@ -72,15 +77,16 @@ class Pace:
     worker included) and speaks ``speech_s_per_char * n`` plus the model's padding (`lead_pad_s`
     before, `tail_pad_s` after). `lead_s`: audio the session's listener has received but not heard
     when the message starts. A unit must be ready ``margin_s`` before the listener runs dry, its
-    synthesis time taken `slack` (a fraction) longer than predicted.
+    synthesis time taken `slack` (a fraction) longer than predicted (the container widens both to
+    its measured scatter: :func:`reference_container.streaming.pace_for`).
     """
 
     call_s: float
     char_s: float
     speech_s_per_char: float
     lead_s: float = 0.0
-    margin_s: float = 0.15
-    slack: float = 0.2
+    margin_s: float = MARGIN_S
+    slack: float = SLACK
     lead_pad_s: float = 0.3
     tail_pad_s: float = 0.45
 
@@ -110,10 +116,13 @@ class Pace:
 
 @dataclass(frozen=True, slots=True)
 class PlannedUnit:
-    """One model call: its text, and whether it continues the previous unit's sentence."""
+    """One model call: its text, whether it continues the previous unit's sentence, and (paced
+    plans) the audio the plan predicts the listener still holds when the unit is ready (negative:
+    predicted silence), logged beside the measured lead."""
 
     text: str
     joined: bool = False
+    planned_lead_s: float | None = None
 
 
 @dataclass(slots=True)
@@ -137,12 +146,15 @@ class _Listener:
     def fits(self, text: str, pace: Pace) -> bool:
         return pace.need_s(text) <= self.lead
 
-    def add(self, head: str, rest: str | None, pace: Pace) -> None:
-        """`head` is the next unit (`rest`: the part of its sentence left for the unit after)."""
+    def add(self, head: str, rest: str | None, pace: Pace) -> float:
+        """`head` is the next unit (`rest`: the part of its sentence left for the unit after);
+        returns the lead the listener is predicted to hold when the unit is ready."""
         first = not self.units
         synth = pace.synth_s(head)
+        ready_lead = self.lead - synth
         if first and pace.waiting:
             self.wait_s = synth
+            ready_lead = 0.0
         else:
             self.shortfall_s += max(0.0, pace.need_s(head) - self.lead)
         audio = pace.audio_s(head, first=first, joined_before=self.continues, joined_after=rest is not None)
@@ -152,6 +164,7 @@ class _Listener:
         self.units += 1
         self.cuts += rest is not None
         self.continues = rest is not None
+        return ready_lead
 
 
 def _cut_offsets(sentence: str, first_clause_chars: int | None) -> list[int]:
@@ -195,14 +208,14 @@ def _paced(sentences: list[str], first_clause_chars: int, pace: Pace) -> list[Pl
                 if b == end and a == 0 and first and len(piece) > first_clause_chars and offsets:
                     continue  # a long first sentence starts with a cut
                 sim = listener.copy()
-                sim.add(piece, sentence[b:] if b < end else None, pace)
+                ready = sim.add(piece, sentence[b:] if b < end else None, pace)
                 if b not in nodes or sim.score() < nodes[b][0].score():
-                    nodes[b] = (sim, [*units, PlannedUnit(piece, listener.continues)])
+                    nodes[b] = (sim, [*units, PlannedUnit(piece, listener.continues, ready)])
         if end not in nodes:  # no cut satisfied the rules: the sentence whole
             listener, units = nodes[0]
             sim = listener.copy()
-            sim.add(sentence, None, pace)
-            nodes[end] = (sim, [*units, PlannedUnit(sentence, listener.continues)])
+            ready = sim.add(sentence, None, pace)
+            nodes[end] = (sim, [*units, PlannedUnit(sentence, listener.continues, ready)])
         best = nodes[end]
     return best[1]
 

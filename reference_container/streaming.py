@@ -20,7 +20,7 @@ from reference_container.logs import kv
 from reference_container.onset import trim_onset
 from reference_container.resample import PcmEncoder
 from reference_container.scheduler import Job, Scheduler
-from reference_container.segments import JOIN_LEAD_S, Pace, join_tail_s, plan_units
+from reference_container.segments import JOIN_LEAD_S, MARGIN_S, SLACK, Pace, join_tail_s, plan_units
 from reference_container.unit_cost import UnitCost
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,10 @@ FRAME_SECONDS = 0.1
 # between two units, that is a 0.75 s hole mid-sentence; keep only a short, natural pause
 # (segments.join_tail_s of the head's tail, segments.JOIN_LEAD_S of the rest's lead).
 SILENCE_LEVEL = 0.01
+# The plan's margin and slack (segments.MARGIN_S, SLACK) widen to SPREADS times the scatter the
+# container measured of its own predictions (UnitCost.synth_spread, audio_spread_s): two spreads
+# cover about 95% of calls.
+SPREADS = 2.0
 
 
 def trim_trailing_silence(audio: np.ndarray, keep_s: float, rate: int) -> np.ndarray:
@@ -86,6 +90,8 @@ def pace_for(scheduler: Scheduler, cost: UnitCost, session_id: str, speed: float
     speed = max(speed, 1e-3)
     return Pace(call_s=cost.call_s * sharing, char_s=cost.char_s * sharing / speed,
                 speech_s_per_char=cost.speech_s_per_char / speed, lead_s=scheduler.lead_s(session_id),
+                margin_s=MARGIN_S + SPREADS * cost.audio_spread_s / speed,
+                slack=max(SLACK, SPREADS * cost.synth_spread),
                 lead_pad_s=cost.lead_pad_s / speed, tail_pad_s=cost.tail_pad_s / speed)
 
 
@@ -164,6 +170,9 @@ async def message_audio(
             synth_s=job.synth_s or 0.0,
             predicted_s=pace.synth_s(unit.text) if pace is not None else -1.0,
             audio_s=len(audio) / model_rate, lead_at_ready_s=lead_at_ready,
+            planned_lead_s=unit.planned_lead_s if unit.planned_lead_s is not None else -1.0,
+            slack=pace.slack if pace is not None else -1.0,
+            margin_s=pace.margin_s if pace is not None else -1.0,
         ))
     pending += encoder.flush()
     if pending:

@@ -10,6 +10,12 @@ most), and until then each finished unit moves the predicted cost toward what it
 moving average of the ratio, applied to both parts), so a machine that gets busier is followed
 within a few units and a start-up measurement spoiled by a busy moment is corrected.
 
+The cost also knows how far its own predictions miss: :attr:`UnitCost.synth_spread` (the relative
+error of the predicted model time) and :attr:`UnitCost.audio_spread_s` (the error of the predicted
+speech, in seconds) over the recent units, so the plan keeps a margin as wide as this machine's
+scatter (a call that takes 34% longer than its prediction on a busy moment, a short clause that
+speaks 0.1 s less than its length says).
+
 Lengths are in characters divided by the speaking speed (speed 2 says the same text in half the
 time, and costs about half as much). :mod:`reference_container.segments` plans units with it.
 """
@@ -35,6 +41,7 @@ WINDOW = 32  # recent units the fixed part and the slope are refitted from
 MIN_FIT_UNITS = 6
 MIN_FIT_SPREAD = 15.0  # characters between the shortest and the longest of them
 DECAY = 0.9  # weight of a unit one step older
+MIN_SPREAD_UNITS = 4  # recent misses before the spread is measured rather than assumed
 
 
 @dataclass(slots=True)
@@ -49,6 +56,10 @@ class UnitCost:
     weight: float = 0.3  # of the newest observation in the moving averages
     observations: int = 0
     recent: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=WINDOW))
+    # How far recent predictions missed: log(model time / predicted), and speech seconds made
+    # minus predicted.
+    synth_misses: deque[float] = field(default_factory=lambda: deque(maxlen=WINDOW))
+    audio_misses: deque[float] = field(default_factory=lambda: deque(maxlen=WINDOW))
 
     def synth_s(self, chars: float) -> float:
         return self.call_s + self.char_s * chars
@@ -56,6 +67,17 @@ class UnitCost:
     def audio_s(self, chars: float) -> float:
         """The model's audio for the unit, its padding included."""
         return self.lead_pad_s + self.speech_s_per_char * chars + self.tail_pad_s
+
+    @property
+    def synth_spread(self) -> float:
+        """Relative spread of a unit's model time around its prediction (root mean square of the
+        recent log ratios; 0 until ``MIN_SPREAD_UNITS`` units were observed)."""
+        return _rms(self.synth_misses)
+
+    @property
+    def audio_spread_s(self) -> float:
+        """Spread of a unit's speech around its prediction, in seconds (0 until measured)."""
+        return _rms(self.audio_misses)
 
     @property
     def rtf(self) -> float:
@@ -67,6 +89,7 @@ class UnitCost:
         if chars <= 0 or synth_s <= 0:
             return
         w = self.weight
+        self.synth_misses.append(float(np.log(synth_s / max(self.synth_s(chars), 1e-6))))
         self.recent.append((chars, synth_s))
         self.observations += 1
         fitted = _recent_fit(self.recent)
@@ -80,9 +103,16 @@ class UnitCost:
         if audio is not None:
             lead, speech, tail = padding(audio, rate)
             if speech > 0:
+                self.audio_misses.append(speech - self.speech_s_per_char * chars)
                 self.speech_s_per_char = (1 - w) * self.speech_s_per_char + w * speech / chars
                 self.lead_pad_s = (1 - w) * self.lead_pad_s + w * lead
                 self.tail_pad_s = (1 - w) * self.tail_pad_s + w * tail
+
+
+def _rms(misses: deque[float]) -> float:
+    if len(misses) < MIN_SPREAD_UNITS:
+        return 0.0
+    return float(np.sqrt(np.mean(np.square(np.asarray(misses)))))
 
 
 def _recent_fit(recent: deque[tuple[float, float]]) -> tuple[float, float] | None:

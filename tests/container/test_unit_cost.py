@@ -86,3 +86,21 @@ def test_units_of_different_lengths_correct_a_wrong_shape() -> None:
     for _ in range(12):  # all one length: the slope cannot be told from the fixed part; only the scale moves
         same.observe(50, 1.3)
     assert same.synth_s(50) == pytest.approx(1.3, rel=0.05) and same.call_s / same.char_s == pytest.approx(1.0)
+
+
+def test_the_cost_measures_how_far_its_own_predictions_miss() -> None:
+    steady = UnitCost(call_s=0.1, char_s=0.02, speech_s_per_char=0.05)
+    for _ in range(8):  # every unit takes exactly what was predicted and speaks what was predicted
+        steady.observe(40.0, steady.synth_s(40.0), _speech(0.3, 0.05 * 40, 0.45), RATE)
+    assert steady.synth_spread == pytest.approx(0.0, abs=1e-6)
+    assert steady.audio_spread_s == pytest.approx(0.0, abs=0.01)
+
+    scattered = UnitCost(call_s=0.1, char_s=0.02, speech_s_per_char=0.05)
+    for _ in range(3):
+        scattered.observe(40.0, 1.3 * scattered.synth_s(40.0))
+    assert scattered.synth_spread == 0.0  # too few misses to tell: the plan keeps its floor
+    for k in range(12):  # calls 30% slower and faster by turns; speech 0.2 s off by turns
+        scattered.observe(40.0, (1.3 if k % 2 else 1 / 1.3) * scattered.synth_s(40.0),
+                          _speech(0.3, 2.0 + (0.2 if k % 2 else -0.2), 0.45), RATE)
+    assert scattered.synth_spread == pytest.approx(np.log(1.3), rel=0.1)
+    assert 0.15 <= scattered.audio_spread_s <= 0.3

@@ -14,7 +14,15 @@ from reference_container.http_routes import wav_header
 from reference_container.onset import trim_onset
 from reference_container.resample import PcmEncoder
 from reference_container.scheduler import Scheduler
-from reference_container.segments import Pace, PlannedUnit, first_clause_split, plan_segments, plan_units
+from reference_container.segments import (
+    MARGIN_S,
+    SLACK,
+    Pace,
+    PlannedUnit,
+    first_clause_split,
+    plan_segments,
+    plan_units,
+)
 from reference_container.settings import parse_settings
 from reference_container.streaming import MessageStats, message_audio, pace_for
 from reference_container.unit_cost import UnitCost
@@ -148,6 +156,11 @@ def test_trim_onset_leaves_inaudible_or_already_tight_audio_alone() -> None:
 # -- units sized to the listener's lead ---------------------------------------------------------------
 LONG = ("Our new office opens on Monday, and every team will move in over the following two weeks, "
         "starting with the people who sit closest to the old kitchen.")
+BLOCK = (  # bench/heard.py's four-sentence block
+    "Thanks for calling. I checked your account, and I can see two orders placed this week, one on "
+    "Monday and one on Wednesday. The first one has already shipped and should arrive tomorrow before "
+    "noon. The second is still being packed, and I will email you its tracking number tonight."
+)
 DEFAULT = "Sure, I can help with that. Your order shipped yesterday and should arrive on Thursday."
 CPU = Pace(call_s=0.06, char_s=0.03, speech_s_per_char=0.06)  # about the int8 model on 2 cores
 GPU = Pace(call_s=0.01, char_s=0.0005, speech_s_per_char=0.06)
@@ -323,3 +336,29 @@ async def test_the_listener_counts_the_audio_sent_not_the_audio_made() -> None:
     assert sent_s - 0.01 * stats.units - 1e-6 <= s.lead_s("a") <= sent_s + 1e-6
     assert s.lead_s("a") < made - 0.25 - 0.5 * (stats.units - 2)
     assert cost.observations == stats.units  # every finished unit taught the cost model
+
+
+def test_a_machine_whose_calls_scatter_plans_a_wider_margin() -> None:
+    # The same mean cost, but calls that miss their prediction by 30% either way: the plan widens
+    # its slack to two measured spreads, and the listener does not run dry even when every call of
+    # the message is 30% slow; the plan made with the fixed slack does.
+    s = Scheduler(lambda text, voice, speed: iter([]), workers=1)
+    # the int8 model's cost measured at start-up on the 2-core machine (event=ready, 2026-12-02)
+    cost = UnitCost(call_s=0.25, char_s=0.0197, speech_s_per_char=0.0513)
+    calm = pace_for(s, cost, "a")
+    cost.synth_misses.extend([np.log(1.3), -np.log(1.3)] * 4)
+    wary = pace_for(s, cost, "a")
+    assert calm.slack == SLACK and wary.slack == pytest.approx(2 * np.log(1.3))
+    slow = replace(calm, call_s=1.3 * calm.call_s, char_s=1.3 * calm.char_s, slack=0.0, margin_s=0.0)
+    calm_units, wary_units = plan_units(BLOCK, 40, calm), plan_units(BLOCK, 40, wary)
+    assert _says_all(wary_units, BLOCK)
+    assert min(_replay(calm_units, slow)[1]) < 0  # ran dry
+    assert min(_replay(wary_units, slow)[1]) >= 0
+    assert len(wary_units) > len(calm_units)  # the price: more, shorter units
+    # what the plan predicted the listener holds at each unit (logged beside the measured lead)
+    _, spare = _replay(wary_units, wary)
+    for unit, left in zip(wary_units[1:], spare, strict=True):
+        assert unit.planned_lead_s == pytest.approx(left + wary.synth_s(unit.text) * wary.slack + wary.margin_s)
+    assert wary_units[0].planned_lead_s == 0.0  # the listener waited for the first unit
+    cost.audio_misses.extend([0.1, -0.1] * 4)  # speech 0.1 s off either way: a wider margin too
+    assert pace_for(s, cost, "a").margin_s == pytest.approx(MARGIN_S + 0.2)
