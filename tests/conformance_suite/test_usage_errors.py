@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bidi_tts.gateway import GatewayThread
+from bidi_tts.local_container import free_port
 from bidi_tts_conformance.preflight import EXIT_UNREACHABLE
 from tests.sagemaker.helpers import start_gateway
 from tests.toys.good import ServerThread, ToyContainer
@@ -76,12 +77,6 @@ def one_line(proc: subprocess.CompletedProcess[str], code: int, elapsed: float) 
     assert "Traceback" not in proc.stderr
     assert elapsed < LIMIT_S, f"took {elapsed:.1f} s: {lines}"
     return lines[0]
-
-
-def unused_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # -- usage errors (exit 4) -------------------------------------------------------------------------
@@ -148,7 +143,7 @@ def test_a_region_that_is_no_region_name(tmp_path: Path) -> None:
 # -- a container URL that cannot be checked (exit 69) ----------------------------------------------
 @pytest.mark.parametrize("kind", COMMANDS)
 def test_nothing_listening(kind: str, tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{unused_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     proc, took = run(kind, "--container-url", url, cwd=ROOT if kind == "pytest" else tmp_path)
     line = one_line(proc, EXIT_UNREACHABLE, took)
     assert line == f"ERROR: nothing listens at --container-url {url} (connection refused)"
@@ -283,7 +278,7 @@ def test_missing_aws_credentials(kind: str, stand_in: GatewayThread, tmp_path: P
 
 @pytest.mark.parametrize("kind", COMMANDS)
 def test_a_stand_in_that_is_not_listening(kind: str, tmp_path: Path) -> None:
-    url = f"https://127.0.0.1:{unused_port()}"
+    url = f"https://127.0.0.1:{free_port()}"
     proc, took = run(kind, "--endpoint-name", "toy", "--endpoint-url", url, env=aws_env(tmp_path),
                      cwd=ROOT if kind == "pytest" else tmp_path)
     line = one_line(proc, EXIT_UNREACHABLE, took)
@@ -298,7 +293,7 @@ def test_an_unknown_endpoint(stand_in: GatewayThread, tmp_path: Path) -> None:
 
 
 def test_an_endpoint_whose_container_is_down(tmp_path: Path) -> None:
-    with start_gateway(f"http://127.0.0.1:{unused_port()}", tmp_path / "certs") as gateway:
+    with start_gateway(f"http://127.0.0.1:{free_port()}", tmp_path / "certs") as gateway:
         proc, took = run("pytest", *endpoint_args(gateway), env=aws_env(tmp_path))
     line = one_line(proc, EXIT_UNREACHABLE, took)
     assert line.startswith("ERROR: endpoint 'toy': 424 ModelError") and line.endswith(

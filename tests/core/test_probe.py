@@ -13,7 +13,7 @@ import pytest
 
 from bidi_tts import probe
 from bidi_tts.deadline import Deadline
-from bidi_tts.local_container import free_port as unused_port
+from bidi_tts.local_container import free_port
 
 
 class _Ping(BaseHTTPRequestHandler):
@@ -56,13 +56,13 @@ def test_ping_answers_the_status_and_none_when_nothing_listens(server: tuple[str
     handler.statuses = [503]
     assert probe.ping(url) == 503
     assert probe.ping_status(url + "/") == 503  # a trailing slash is not doubled
-    assert probe.ping_status(f"http://127.0.0.1:{unused_port()}") is None
+    assert probe.ping_status(f"http://127.0.0.1:{free_port()}") is None
     assert probe.ping_status("http://127.0.0.1:port") is None  # not a URL
 
 
 def test_each_failure_has_its_reason(silent: str) -> None:
     with pytest.raises(probe.Unanswered) as refused:
-        probe.ping(f"http://127.0.0.1:{unused_port()}")
+        probe.ping(f"http://127.0.0.1:{free_port()}")
     assert refused.value.reason == "refused"
     with pytest.raises(probe.Unanswered) as timeout:
         probe.ping(silent, timeout=0.2)

@@ -63,8 +63,8 @@ def test_bad_options_are_one_line(argv: list[str], message: str, capsys: pytest.
 
 
 def test_nothing_listening_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.sagemaker.helpers import unused_port
+    from bidi_tts.local_container import free_port
 
-    assert main(["--container-url", f"http://127.0.0.1:{unused_port()}", "--trials", "1"]) == 69
+    assert main(["--container-url", f"http://127.0.0.1:{free_port()}", "--trials", "1"]) == 69
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nothing listens at 127.0.0.1" in err[0] and "connection refused" in err[0]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import socket
 from types import SimpleNamespace
 
+from bidi_tts.local_container import free_port
 from bidi_tts_loadtest.preflight import target_unreachable, unreachable
-from tests.sagemaker.helpers import unused_port
 
 
 def test_a_listening_port_passes_and_a_closed_one_is_named() -> None:
@@ -14,7 +14,7 @@ def test_a_listening_port_passes_and_a_closed_one_is_named() -> None:
         listening.bind(("127.0.0.1", 0))
         listening.listen(1)
         assert unreachable(f"http://127.0.0.1:{listening.getsockname()[1]}") is None
-    port = unused_port()
+    port = free_port()
     assert unreachable(f"ws://127.0.0.1:{port}/x") == \
         f"nothing listens at 127.0.0.1:{port} (connection refused; from ws://127.0.0.1:{port}/x)"
 
@@ -25,7 +25,7 @@ def test_an_unresolvable_host_is_named() -> None:
 
 
 def test_an_endpoint_is_checked_only_through_its_endpoint_url() -> None:
-    port = unused_port()
+    port = free_port()
     endpoint = SimpleNamespace(endpoint_name="tts", endpoint_url=None)
     assert target_unreachable(endpoint, None) is None  # the real runtime: the sessions' own errors say why
     stand_in = SimpleNamespace(endpoint_name="tts", endpoint_url=f"https://127.0.0.1:{port}")

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from bidi_tts.gateway import Faults, GatewayThread
+from bidi_tts.local_container import free_port
 from tests.loadtest.servers import ROOT, locust_cmd
-from tests.sagemaker.helpers import start_gateway, unused_port
+from tests.sagemaker.helpers import start_gateway
 from tests.toys.good import ServerThread, ToyContainer
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
@@ -111,7 +112,7 @@ def test_without_credentials_the_run_stops_at_once_naming_the_cause(gateway: Gat
 
 
 def test_refused_sessions_are_counted_and_logged_once(tmp_path: Path) -> None:
-    with start_gateway(f"http://127.0.0.1:{unused_port()}", tmp_path / "certs") as gw:
+    with start_gateway(f"http://127.0.0.1:{free_port()}", tmp_path / "certs") as gw:
         run = run_locust(tmp_path, *sagemaker(gw), run_time=5, extra=("--slo-ttfa-p95-ms", "5000"))
     assert run.code != 0
     s = run.summary
@@ -151,7 +152,7 @@ def test_bad_targets_are_one_line_before_the_run(tmp_path: Path, target: tuple[s
 
 @pytest.mark.parametrize("target", ["host", "endpoint-url"])
 def test_nothing_listening_stops_the_run_in_seconds_with_one_line(tmp_path: Path, target: str) -> None:
-    port = unused_port()
+    port = free_port()
     args = (("--host", f"http://127.0.0.1:{port}") if target == "host" else
             ("--endpoint-name", "x", "--region", "us-east-1", "--endpoint-url", f"https://127.0.0.1:{port}"))
     run = run_locust(tmp_path, *args, run_time=60)

@@ -131,9 +131,9 @@ def test_bidi_tts_load_lists_the_project_s_options_with_defaults(venv: Path, tmp
 
 
 def test_bidi_tts_load_against_a_dead_port_stops_in_seconds_with_one_line(venv: Path, tmp_path: Path) -> None:
-    from tests.sagemaker.helpers import unused_port
+    from bidi_tts.local_container import free_port
 
-    url = f"http://127.0.0.1:{unused_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     began = time.monotonic()
     done = run_tool(venv, tmp_path, "bidi-tts-load", "--headless", "-u", "2", "-r", "2", "--run-time", "60s",
                     "--host", url)

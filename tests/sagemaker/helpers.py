@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 from bidi_tts.gateway import Faults, GatewayConfig, GatewayThread
@@ -21,10 +20,3 @@ def start_gateway(
 def target_for(gw: GatewayThread, **fields: object) -> SageMakerTarget:
     """A target that reaches the stand-in `gw` and trusts its CA."""
     return SageMakerTarget("toy-endpoint", endpoint_url=gw.url, ca_file=gw.ca_file, **fields)  # type: ignore[arg-type]
-
-
-def unused_port() -> int:
-    """A port nothing listens on (bound then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])

@@ -13,6 +13,7 @@ from starlette.websockets import WebSocket
 
 from bidi_tts.frames import FrameClass, FrameKind
 from bidi_tts.gateway import Faults, GatewayThread
+from bidi_tts.local_container import free_port
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import ClientSession, SynthesisCompleted
 from bidi_tts.transports.base import ConnectError, Frame, TransportClosed, TransportTimeout
@@ -26,7 +27,7 @@ from bidi_tts.transports.sagemaker import (
     SageMakerValidationError,
     StreamFailure,
 )
-from tests.sagemaker.helpers import start_gateway, target_for, unused_port
+from tests.sagemaker.helpers import start_gateway, target_for
 from tests.toys.good import ServerThread, ToyContainer
 
 pytestmark = [
@@ -177,7 +178,7 @@ async def test_client_close_ends_the_container_session(toy: ToyContainer, target
 
 
 async def test_unreachable_container_is_424_model_error(tmp_path: Path) -> None:
-    with start_gateway(f"http://127.0.0.1:{unused_port()}", tmp_path) as gw:
+    with start_gateway(f"http://127.0.0.1:{free_port()}", tmp_path) as gw:
         with pytest.raises(SageMakerModelError) as info:
             await SageMakerTransport.open(target_for(gw), open_timeout=15)
     assert isinstance(info.value, ConnectError)
