@@ -170,7 +170,8 @@ async def message_audio(
             synth_s=job.synth_s or 0.0,
             predicted_s=pace.synth_s(unit.text) if pace is not None else -1.0,
             audio_s=len(audio) / model_rate, lead_at_ready_s=lead_at_ready,
-            planned_lead_s=unit.planned_lead_s if unit.planned_lead_s is not None else -1.0,
+            # negative is predicted silence, so an unplanned unit says none rather than -1
+            planned_lead_s=unit.planned_lead_s if unit.planned_lead_s is not None else "none",
             slack=pace.slack if pace is not None else -1.0,
             margin_s=pace.margin_s if pace is not None else -1.0,
         ))
