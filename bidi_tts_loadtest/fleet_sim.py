@@ -1,0 +1,127 @@
+"""``python -m bidi_tts_loadtest.fleet_sim``: check a fleet plan against load traces in a simulation.
+
+Exit 0 when the plan passes, 1 when it fails, 4 on bad input (one line), 70 when the run fails.
+docs/capacity.md ("Simulate the fleet") describes the model, its assumptions and its validation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+from bidi_tts_loadtest import exit_codes
+from bidi_tts_loadtest.fleet_autoscaler import Policy
+from bidi_tts_loadtest.fleet_engine import Setup, simulate
+from bidi_tts_loadtest.fleet_inputs import FleetInputError, Plan, read_ladder, read_plan
+from bidi_tts_loadtest.fleet_report import Meta, build, plot, text
+from bidi_tts_loadtest.fleet_traces import BUILTIN, Trace, ramp_surge_trough, read_trace
+
+#: Auto scale-down keeps the simulated fleet's event rate near this many events per simulated second.
+EVENTS_PER_S = 1000.0
+
+
+def _parser() -> exit_codes.Parser:
+    p = exit_codes.Parser(prog="python -m bidi_tts_loadtest.fleet_sim",
+                          description="Simulate a fleet plan (discrete events) against a load trace; "
+                                      "a simulation, not a measurement.")
+    p.add_argument("--plan", required=True, type=Path, help="the planner's plan JSON")
+    p.add_argument("--ladder", type=Path, help="a closed-loop ladder result: the per-instance curve "
+                                               "(default: the plan's per_instance.curve)")
+    p.add_argument("--trace", default=BUILTIN, help=f"{BUILTIN} (built-in) or a JSON file [[t_s, load], ...]")
+    p.add_argument("--surge-start-s", type=float, help="a FILE trace's surge start (default: none declared)")
+    for name, default in (("trough", 600), ("ramp", 3600), ("hold", 600), ("surge", 180), ("fall", 1800)):
+        p.add_argument(f"--{name}-s", type=float, default=default, help=f"{BUILTIN}: {name} duration (s)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--window-s", type=float, default=60.0, help="the p95 window (s)")
+    p.add_argument("--statistic", choices=("Maximum", "Average"), default="Maximum",
+                   help="the scale-out datapoint's statistic over its 10 s")
+    p.add_argument("--alarm-points", type=int, default=3, help="datapoints above target before a scale-out")
+    p.add_argument("--scale-in-periods", type=int, default=3, help="low periods before a scale-in")
+    p.add_argument("--scale-in-period-s", type=float, default=60.0)
+    p.add_argument("--session-mean-s", type=float, default=180.0, help="session load: mean session duration")
+    p.add_argument("--turn-interval-s", type=float, default=10.0, help="session load: mean time between turns")
+    p.add_argument("--scale-down", type=float, help="simulate 1/K of the fleet (default: chosen for speed)")
+    p.add_argument("--json", type=Path, help="write the report here")
+    p.add_argument("--plot", type=Path, help="write a PNG here")
+    return p
+
+
+def _positive(p: exit_codes.Parser, **values: float | None) -> None:
+    for name, v in values.items():
+        if v is not None and not (math.isfinite(v) and v > 0):
+            p.error(f"--{name.replace('_', '-')} must be a positive number (got {v})")
+
+
+def scaled_policy(plan: Plan, k: float, statistic: str, alarm_points: int, periods: int, period_s: float) -> Policy:
+    return Policy(min_instances=math.ceil(plan.min_instances / k - 1e-9),
+                  max_instances=max(1, math.ceil(plan.max_instances / k - 1e-9)),
+                  target_value=plan.target_value, scale_in_value=plan.scale_in_value,
+                  scale_out_cooldown_s=plan.scale_out_cooldown_s, scale_in_cooldown_s=plan.scale_in_cooldown_s,
+                  statistic="Maximum" if statistic == "Maximum" else "Average", alarm_points=alarm_points,
+                  scale_in_periods=periods, scale_in_period_s=period_s)
+
+
+def auto_scale_down(peak_rate: float, hi: int) -> float:
+    """The largest k <= peak_rate / EVENTS_PER_S that keeps max within 5% (ceil(max/k) * k).
+
+    The minimum is rounded up (ceil(min/k) * k instances in effect, printed); a smaller k keeps it closer.
+    """
+    for k in range(max(1, math.floor(peak_rate / EVENTS_PER_S)), 1, -1):
+        if math.ceil(hi / k) * k <= hi * 1.05:
+            return float(k)
+    return 1.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
+    a = p.parse_args(argv)
+    _positive(p, window_s=a.window_s, session_mean_s=a.session_mean_s, turn_interval_s=a.turn_interval_s,
+              scale_down=a.scale_down, trough_s=a.trough_s, ramp_s=a.ramp_s, hold_s=a.hold_s, surge_s=a.surge_s,
+              fall_s=a.fall_s, scale_in_period_s=a.scale_in_period_s)
+    if a.alarm_points < 1 or a.scale_in_periods < 1:
+        p.error("--alarm-points and --scale-in-periods must be at least 1")
+    try:
+        plan = read_plan(a.plan)
+        curve = read_ladder(a.ladder) if a.ladder else plan.curve
+        if curve is None:
+            raise FleetInputError(f"{a.plan}: no per_instance.curve; give --ladder FILE")
+        if a.trace == BUILTIN:
+            trace: Trace = ramp_surge_trough(plan.peak, plan.trough, plan.surge, trough_s=a.trough_s,
+                                             ramp_s=a.ramp_s, hold_s=a.hold_s, surge_s=a.surge_s, fall_s=a.fall_s)
+        else:
+            trace = read_trace(Path(a.trace), a.surge_start_s)
+    except FleetInputError as exc:
+        p.error(str(exc))
+    peak = max(x for _, x in trace.points)
+    rate = peak if plan.load == "request" else peak / a.turn_interval_s + peak / a.session_mean_s
+    k = a.scale_down if a.scale_down else auto_scale_down(rate, plan.max_instances)
+    setup = Setup(load=plan.load, curve=curve,
+                  policy=scaled_policy(plan, k, a.statistic, a.alarm_points, a.scale_in_periods, a.scale_in_period_s),
+                  scale_out_s=plan.scale_out_s, queue_bound=plan.queue_bound, trace=trace.scaled(k),
+                  window_s=a.window_s, session_mean_s=a.session_mean_s, turn_interval_s=a.turn_interval_s,
+                  seed=a.seed)
+    print(f"fleet simulation: {trace.duration_s:.0f} s of {plan.load} load, 1/{k:g} of the fleet "
+          f"(min {setup.policy.min_instances} x {k:g}, max {setup.policy.max_instances} x {k:g})...",
+          file=sys.stderr, flush=True)
+    started = time.monotonic()
+    try:
+        result = simulate(setup)
+        meta = Meta(str(a.plan), curve.source, trace.name, plan.slo_ms, k, plan.price_per_hour, a.statistic)
+        report = build(setup, result, meta)
+        if a.json:
+            a.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
+        if a.plot:
+            plot(report, a.plot)
+    except (OSError, ValueError, MemoryError) as exc:
+        print(f"fleet_sim: the run failed: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
+        return exit_codes.RUN_FAILED
+    print(f"  {result.events} events in {time.monotonic() - started:.1f} s", file=sys.stderr)
+    print(text(report))
+    return exit_codes.OK if report["verdict"] == "PASS" else exit_codes.BROKEN
+
+
+if __name__ == "__main__":
+    sys.exit(main())
