@@ -64,6 +64,7 @@ class Result:
     events: int
     scale_outs: list[tuple[float, int]] = field(default_factory=list)   # (t, added)
     scale_ins: list[float] = field(default_factory=list)
+    per_instance: list[tuple[float, list[int]]] = field(default_factory=list)  # (t, outstanding by serving instance)
 
 
 class _Instance:
@@ -164,6 +165,7 @@ def simulate(setup: Setup) -> Result:
                 d = scaler.observe(now, metric, len(serving), starting)
                 if scaler.datapoints and scaler.datapoints[-1][0] == now:
                     res.samples.append((now, len(serving), starting, scaler.datapoints[-1][1]))
+                    res.per_instance.append((now, [f.outstanding() for f in serving]))
                 for _ in range(d.add):
                     fleet.append(_Instance(x, now, "starting"))
                     index[id(fleet[-1])] = len(fleet) - 1
