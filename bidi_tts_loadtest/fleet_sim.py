@@ -43,6 +43,7 @@ def _parser() -> exit_codes.Parser:
     p.add_argument("--scale-in-period-s", type=float, default=60.0)
     p.add_argument("--session-mean-s", type=float, default=180.0, help="session load: mean session duration")
     p.add_argument("--turn-interval-s", type=float, default=10.0, help="session load: mean time between turns")
+    p.add_argument("--scale-out-s", type=float, help="override the plan's scale_out_s (decision to serving)")
     p.add_argument("--scale-down", type=float, help="simulate 1/K of the fleet (default: chosen for speed)")
     p.add_argument("--json", type=Path, help="write the report here")
     p.add_argument("--plot", type=Path, help="write a PNG here")
@@ -81,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     _positive(p, window_s=a.window_s, session_mean_s=a.session_mean_s, turn_interval_s=a.turn_interval_s,
               scale_down=a.scale_down, trough_s=a.trough_s, ramp_s=a.ramp_s, hold_s=a.hold_s, surge_s=a.surge_s,
               fall_s=a.fall_s, scale_in_period_s=a.scale_in_period_s)
+    if a.scale_out_s is not None and not (math.isfinite(a.scale_out_s) and a.scale_out_s >= 0):
+        p.error(f"--scale-out-s must be a non-negative number (got {a.scale_out_s})")
     if a.alarm_points < 1 or a.scale_in_periods < 1:
         p.error("--alarm-points and --scale-in-periods must be at least 1")
     try:
@@ -100,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     k = a.scale_down if a.scale_down else auto_scale_down(rate, plan.max_instances)
     setup = Setup(load=plan.load, curve=curve,
                   policy=scaled_policy(plan, k, a.statistic, a.alarm_points, a.scale_in_periods, a.scale_in_period_s),
-                  scale_out_s=plan.scale_out_s, queue_bound=plan.queue_bound, trace=trace.scaled(k),
+                  scale_out_s=plan.scale_out_s if a.scale_out_s is None else a.scale_out_s,
+                  queue_bound=plan.queue_bound, trace=trace.scaled(k),
                   window_s=a.window_s, session_mean_s=a.session_mean_s, turn_interval_s=a.turn_interval_s,
                   seed=a.seed)
     print(f"fleet simulation: {trace.duration_s:.0f} s of {plan.load} load, 1/{k:g} of the fleet "
