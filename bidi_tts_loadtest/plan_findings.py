@@ -122,7 +122,8 @@ def sized_from_throughput(plan: Plan) -> Finding | None:
     side = "" if wrong is None else (
         f"; sizing from the uncontended service time, ceil(peak x S / target) = ceil({plan.peak:g} x "
         f"{plan.service_mean_ms:g} ms / {plan.target_value:.2f}), would give {wrong}")
-    if wrong is not None and plan.q_max and plan.service_mean_ms is not None:  # the AWS sample's own target, 0.75 x Q_max
+    # the AWS sample's own target, 0.75 x Q_max
+    if wrong is not None and plan.q_max and plan.service_mean_ms is not None:
         sample = math.ceil(plan.peak * plan.service_mean_ms / 1000 / (0.75 * plan.q_max) - 1e-9)
         side += f", and with the target 0.75 x Q_max = {0.75 * plan.q_max:g}, {sample}"
     return Finding(OK, "sized_from_throughput",
