@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bidi_tts_loadtest import capacity_load
+from bidi_tts_loadtest.plan_ladder import read_ladder
 from bidi_tts_loadtest.plan_model import (
     Curve,
     Rung,
@@ -19,7 +20,7 @@ from bidi_tts_loadtest.plan_model import (
     occupancy,
 )
 from bidi_tts_loadtest.plan_size import AUDIO_S_PER_CHAR, TURN_PAUSE_S, default_chars_per_session_s
-from tests.loadtest.plan_helpers import HAND, SAMPLE, SESSIONS, run
+from tests.loadtest.plan_helpers import HAND, SAMPLE, SAMPLE_LADDER, SESSIONS, run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -145,3 +146,15 @@ def test_the_default_characters_per_session_second_come_from_the_load_tests_corp
     chars, how = default_chars_per_session_s()
     assert chars == pytest.approx(14.6, abs=0.1)
     assert "corpus mean 177.4" in how
+
+
+def test_the_samples_target_holds_an_instance_past_the_slo() -> None:
+    # The sample tracked 37.5 in flight (0.75 x Q_max); the chain reaches that mean near saturation,
+    # where an arrival's p95 is about twice the SLO (docs/capacity.md quotes 17.43 rps and 6.3 s).
+    curve = Curve(read_ladder(SAMPLE_LADDER).rungs)
+    lo, hi = 0.0, curve.saturation_rps
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if occupancy(curve, mid).mean_in_system < 37.5 else (lo, mid)
+    assert lo == pytest.approx(17.43, abs=0.01)
+    assert latency_p95_ms(curve, occupancy(curve, lo)) == pytest.approx(6330, rel=0.01)
