@@ -15,9 +15,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 Z95 = 1.6448536269514722  # the standard normal's 95th percentile
-TAIL = 1e-12  # the chain is cut where a level's probability falls below this share of the total
-MAX_LEVELS = 2_000_000  # bounds the chain's loop; lambda within 1e-6 of saturation reaches ~30,000
+TAIL = 1e-12  # a latency mixture stops where the levels left hold less probability than this
+MAX_LEVELS = 10_000_000  # a bound on every walk over levels (the SLO x R levels a mixture needs are far fewer)
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class Curve:
             raise ValueError("a curve needs at least one rung")
         self.rungs = tuple(sorted(rungs, key=lambda r: r.level))
         self._last = self.rungs[-1]
+        self.max_sigma_ms = max(r.p95_ms - r.p50_ms for r in self.rungs) / Z95
 
     @classmethod
     def from_service(cls, q_max: float, rps: float, service_mean_ms: float, service_p95_ms: float) -> Curve:
@@ -83,6 +86,29 @@ class Curve:
                 return a + (b - a) * (n - lo.level) / (hi.level - lo.level)
         raise AssertionError("unreachable: n lies within the rungs")  # pragma: no cover
 
+    def latency_arrays(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """(p50, sigma) in ms at levels 1 .. count, as :meth:`latency_ms` gives them, for a whole chain at once."""
+        levels = np.arange(1, count + 1, dtype=float)
+        xs = [r.level for r in self.rungs]
+        extra = np.maximum(levels - self._last.level, 0.0) / self._last.rps * 1000.0
+        p50 = np.interp(levels, xs, [r.p50_ms for r in self.rungs]) + extra
+        p95 = np.interp(levels, xs, [r.p95_ms for r in self.rungs]) + extra
+        return p50, (p95 - p50) / Z95
+
+    def cut_level(self, at_ms: float) -> int:
+        """A level from which on every median lies 8 sigma above `at_ms`: levels past it add nothing."""
+        bar = at_ms + 8 * self.max_sigma_ms
+        below = [i for i, r in enumerate(self.rungs) if r.p50_ms <= bar]
+        if not below:
+            return 1
+        k = below[-1]
+        if k + 1 < len(self.rungs):  # every later rung is above the bar: cut where the segment crosses it
+            lo, hi = self.rungs[k], self.rungs[k + 1]
+            cross = lo.level + (bar - lo.p50_ms) / (hi.p50_ms - lo.p50_ms) * (hi.level - lo.level)
+            return math.ceil(cross) + 1
+        last = self._last
+        return math.ceil(last.level + (bar - last.p50_ms) * last.rps / 1000.0) + 2
+
     def largest_level_within(self, slo_ms: float) -> int:
         """The largest whole n whose p95 meets `slo_ms` (0 when even one in system misses)."""
         n = 0
@@ -95,14 +121,41 @@ class Curve:
 
 @dataclass(frozen=True)
 class Occupancy:
-    """The stationary chain at one arrival rate."""
+    """The stationary chain at one arrival rate: P(n) for n <= head given, a geometric tail past it.
+
+    Past the level where X(n) stops changing the chain is M/M/1-like, P(n) = P(head) r^(n - head) with
+    r = lambda / X, so it is summed in closed form rather than walked (near saturation, r -> 1, the walk
+    would be millions of levels).
+    """
 
     lam: float
-    probabilities: tuple[float, ...]  # P(n in system), n = 0, 1, ...
+    head: tuple[float, ...]  # P(n in system), n = 0 .. len(head) - 1
+    ratio: float  # r: P(n + 1) / P(n) past the head (0: no tail)
+
+    def p(self, n: int) -> float:
+        last = len(self.head) - 1
+        return self.head[n] if n <= last else self.head[last] * self.ratio ** (n - last)
+
+    def array(self, count: int) -> np.ndarray:
+        """P(n) for n = 0 .. count - 1."""
+        head = np.asarray(self.head[:count], dtype=float)
+        if count <= len(self.head):
+            return head
+        steps = np.arange(1, count - len(self.head) + 1, dtype=float)
+        return np.concatenate([head, self.head[-1] * self.ratio**steps])
+
+    def negligible_from(self, share: float) -> int:
+        """A count of levels past which the chain holds less than `share` of its probability."""
+        last, r = len(self.head) - 1, self.ratio
+        if r <= 0 or self.head[last] * r / (1 - r) < share:
+            return last + 1
+        return last + 1 + math.ceil(math.log(share * (1 - r) / self.head[last]) / math.log(r))
 
     @property
     def mean_in_system(self) -> float:
-        return sum(n * p for n, p in enumerate(self.probabilities))
+        last, r = len(self.head) - 1, self.ratio
+        tail = self.head[last] * (last * r / (1 - r) + r / (1 - r) ** 2) if r > 0 else 0.0
+        return sum(n * p for n, p in enumerate(self.head)) + tail
 
     @property
     def time_in_system_s(self) -> float:
@@ -111,59 +164,80 @@ class Occupancy:
 
     def in_system_quantile(self, q: float) -> int:
         total = 0.0
-        for n, p in enumerate(self.probabilities):
+        for n, p in enumerate(self.head):
             total += p
             if total >= q:
                 return n
-        return len(self.probabilities) - 1
+        last, r = len(self.head) - 1, self.ratio
+        if r <= 0:
+            return last
+        # cumulative after k tail levels: total + P(last) r (1 - r^k) / (1 - r) >= q
+        need = 1 - (q - total) * (1 - r) / (self.head[last] * r)
+        return last + (1 if need <= 0 else max(1, math.ceil(math.log(need) / math.log(r))))
 
     def at_least(self, n: float) -> float:
         """P(N >= n): the share of arrivals that find n or more in system (PASTA)."""
-        return sum(p for k, p in enumerate(self.probabilities) if k >= n)
+        last, r = len(self.head) - 1, self.ratio
+        tail_from = math.ceil(n)
+        if tail_from > last:
+            return self.head[last] * r ** (tail_from - last) / (1 - r) if r > 0 else 0.0
+        tail = self.head[last] * r / (1 - r) if r > 0 else 0.0
+        return sum(self.head[max(tail_from, 0):]) + tail
+
+
+def _flat_from(curve: Curve) -> int:
+    """The whole level past which X(n) no longer changes: the tail of the chain starts there."""
+    rungs = curve.rungs
+    i = len(rungs) - 1
+    while i > 0 and rungs[i - 1].rps == rungs[i].rps:
+        i -= 1
+    return max(1, math.ceil(rungs[i].level))
 
 
 def occupancy(curve: Curve, lam: float) -> Occupancy:
     """P(n) of the birth-death chain with arrivals `lam` and departures X(n); `lam` below saturation."""
     if lam <= 0:
-        return Occupancy(lam, (1.0,))
+        return Occupancy(lam, (1.0,), 0.0)
     if lam >= curve.saturation_rps:
         raise ValueError(f"arrivals {lam} /s at or above saturation {curve.saturation_rps} /s: no steady state")
     terms = [1.0]
-    total, term, n = 1.0, 1.0, 0
-    last_level = curve.rungs[-1].level
-    while n < MAX_LEVELS:
-        n += 1
-        term *= lam / curve.throughput(n)
-        terms.append(term)
-        total += term
-        if n > last_level and term < TAIL * total:
-            break
-    return Occupancy(lam, tuple(t / total for t in terms))
+    for n in range(1, _flat_from(curve) + 1):
+        terms.append(terms[-1] * lam / curve.throughput(n))
+    ratio = lam / curve.saturation_rps
+    total = sum(terms) + terms[-1] * ratio / (1 - ratio)
+    return Occupancy(lam, tuple(t / total for t in terms), ratio)
 
 
-def _phi(x: float) -> float:
-    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+def _erf(x: np.ndarray) -> np.ndarray:
+    """Abramowitz & Stegun 7.1.26 (absolute error under 1.5e-7), on arrays."""
+    sign, a = np.sign(x), np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t
+    return np.asarray(sign * (1.0 - poly * np.exp(-a * a)))
 
 
 def latency_cdf(curve: Curve, occ: Occupancy, at_ms: float) -> float:
     """P(an arrival's time to first audio <= at_ms): the mixture over what it finds in system."""
-    total = 0.0
-    for n, p in enumerate(occ.probabilities):
-        p50, p95 = curve.latency_ms(n + 1)
-        sigma = (p95 - p50) / Z95
-        total += p * (_phi((at_ms - p50) / sigma) if sigma > 0 else float(p50 <= at_ms))
-    return total
+    count = min(max(curve.cut_level(at_ms), len(occ.head)), occ.negligible_from(TAIL), MAX_LEVELS)
+    p = occ.array(count)
+    p50, sigma = curve.latency_arrays(count)  # an arrival that finds n in system fares like level n + 1
+    safe = np.where(sigma > 0, sigma, 1.0)
+    phi = np.where(sigma > 0, 0.5 * (1.0 + _erf((at_ms - p50) / (safe * math.sqrt(2.0)))), p50 <= at_ms)
+    return float(p @ phi)
 
 
 def latency_p95_ms(curve: Curve, occ: Occupancy) -> float:
-    lo, hi = 0.0, curve.latency_ms(len(occ.probabilities) + 1)[1] + 1.0
-    for _ in range(60):
+    hi = curve.latency_ms(occ.in_system_quantile(0.999) + 1)[1] + 1.0
+    while latency_cdf(curve, occ, hi) < 0.95:
+        hi *= 2
+    lo = 0.0
+    while hi - lo > 0.01:
         mid = (lo + hi) / 2
         lo, hi = (lo, mid) if latency_cdf(curve, occ, mid) >= 0.95 else (mid, hi)
     return hi
 
 
-def lambda_star(curve: Curve, slo_ms: float, rel_tol: float = 1e-6) -> float:
+def lambda_star(curve: Curve, slo_ms: float, rel_tol: float = 1e-9) -> float:
     """The largest arrival rate per instance whose p95 time to first audio meets `slo_ms` (0 if none)."""
     if curve.latency_ms(1)[1] > slo_ms:
         return 0.0

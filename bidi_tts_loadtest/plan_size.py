@@ -95,6 +95,11 @@ def _fleet(demand: float, per_instance: float, floor: int) -> int:
     return max(floor, math.ceil(demand / per_instance - 1e-9))
 
 
+def request_fleet(peak_rps: float, lambda_target: float, throughput_floor: int, min_floor: int) -> int:
+    """Instances for the peak: each takes lambda_target, and never fewer than the throughput floor."""
+    return max(_fleet(peak_rps, lambda_target, 1), throughput_floor, min_floor)
+
+
 def _costs(plan: Plan, chars_per_hour_peak: float, chars_per_hour_trough: float) -> None:
     price = plan.policy.price.usd_per_hour
     if plan.max_instances is None or plan.min_instances is None:
@@ -140,7 +145,7 @@ def plan_requests(policy: Policy, peak_rps: float, trough_rps: float, curve: Cur
         "share_finding_queue_full": occ.at_least(plan.queue_bound) if plan.queue_bound else 1.0,
         "ttfa_p95_at_lambda_star_ms": latency_p95_ms(curve, occupancy(curve, star)),
     }
-    plan.max_instances = max(_fleet(peak_rps, target_rate, 1), plan.throughput_floor, policy.min_floor)
+    plan.max_instances = request_fleet(peak_rps, target_rate, plan.throughput_floor, policy.min_floor)
     plan.min_instances = min(_fleet(trough_rps, target_rate, policy.min_floor), plan.max_instances)
     # N survivors take N + 1 instances' arrivals; in concurrency units that is L at the lower rate,
     # which (L convex in lambda) lies at or under target x N / (N + 1).

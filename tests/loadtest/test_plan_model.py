@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest import capacity_load
+from bidi_tts_loadtest import capacity_load, plan_size
 from bidi_tts_loadtest.plan_ladder import read_ladder
 from bidi_tts_loadtest.plan_model import (
     Curve,
@@ -41,7 +41,15 @@ def test_the_samples_scenario_needs_at_least_the_throughput_floor(tmp_path: Path
     assert plan["throughput_floor"] == 280
 
 
-def test_a_planner_that_sizes_from_the_uncontended_service_time_fails_the_rule(tmp_path: Path) -> None:
+def test_a_planner_that_sizes_from_the_uncontended_service_time_fails_the_rule(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The mutant planner: the sample's rule, instances = peak x S / (0.75 x Q_max).
+    monkeypatch.setattr(plan_size, "request_fleet", lambda peak, *_: math.ceil(peak * 0.0613 / 37.5))
+    _, mutant = run(tmp_path, SAMPLE)
+    assert mutant["max_instances"] == 9  # the sample's published figure
+    with pytest.raises(AssertionError):
+        assert_sized_from_throughput(mutant)
+    monkeypatch.undo()
     _, plan = run(tmp_path, SAMPLE)
     # The mutant: the sample's rule, peak x S / target, with its target (0.75 x Q_max) and with ours.
     for target in (0.75 * 50, plan["target_value"]):
@@ -65,10 +73,12 @@ def test_the_chain_reproduces_mm1() -> None:
     # X(n) = mu for every n >= 1 is an M/M/1 queue: P(n) = (1 - rho) rho^n, L = rho / (1 - rho).
     curve = Curve([Rung(1, 10.0, 100.0, 100.0)])
     occ = occupancy(curve, 8.0)
-    assert occ.probabilities[0] == pytest.approx(0.2, rel=1e-9)
-    assert occ.probabilities[3] == pytest.approx(0.2 * 0.8**3, rel=1e-9)
+    assert occ.p(0) == pytest.approx(0.2, rel=1e-9)
+    assert occ.p(3) == pytest.approx(0.2 * 0.8**3, rel=1e-9)
     assert occ.mean_in_system == pytest.approx(4.0, rel=1e-6)
     assert occ.time_in_system_s == pytest.approx(1 / (10 - 8), rel=1e-6)
+    assert occ.at_least(5) == pytest.approx(0.8**5, rel=1e-9)
+    assert occ.in_system_quantile(0.95) == math.ceil(math.log(0.05) / math.log(0.8)) - 1  # 13
     with pytest.raises(ValueError, match="saturation"):
         occupancy(curve, 10.0)
 
@@ -158,3 +168,14 @@ def test_the_samples_target_holds_an_instance_past_the_slo() -> None:
         lo, hi = (mid, hi) if occupancy(curve, mid).mean_in_system < 37.5 else (lo, mid)
     assert lo == pytest.approx(17.43, abs=0.01)
     assert latency_p95_ms(curve, occupancy(curve, lo)) == pytest.approx(6330, rel=0.01)
+
+
+def test_the_chain_stays_short_near_saturation_and_for_a_huge_queue() -> None:
+    # Walking the chain level by level near saturation (or up to a hand-given Q_max of a million)
+    # would take minutes: the tail past the flat part is geometric and the mixture stops where the
+    # medians pass the SLO by 8 sigma.
+    curve = Curve.from_service(1_000_000, 1000.0, 10.0, 10.0)
+    assert len(occupancy(curve, 999.999).head) <= 11  # levels 0 .. the knee at R x S = 10
+    assert curve.cut_level(60_000) <= 60_000 + 10  # SLO x R levels, not the million
+    occ = occupancy(curve, 999.0)
+    assert occ.array(5000).sum() + occ.at_least(5000) == pytest.approx(1.0, rel=1e-9)
