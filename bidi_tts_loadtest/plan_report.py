@@ -15,7 +15,8 @@ def _r(value: float | None, digits: int = 4) -> float | None:
 
 def plan_json(plan: Plan, found: list[Finding]) -> dict[str, Any]:
     p = plan.policy
-    curve = [] if plan.curve is None else [[r.level, r.rps, r.p50_ms, r.p95_ms] for r in plan.curve.rungs]
+    # null, not [], where nothing was measured: the fleet simulation then asks for a curve of its own
+    curve = None if plan.curve is None else [[r.level, r.rps, r.p50_ms, r.p95_ms] for r in plan.curve.rungs]
     ladder = plan.ladder
     source: dict[str, Any] = {
         "capacity": ("ladder" if ladder else "hand-given"),
@@ -65,6 +66,7 @@ def plan_json(plan: Plan, found: list[Finding]) -> dict[str, Any]:
         "cost_per_hour_trough": _r(plan.cost_per_hour_trough),
         "cost_per_million_chars_trough": _r(plan.cost_per_million_chars_trough, 6),
         "throughput_floor": plan.throughput_floor,
+        "trough_capacity": _r(plan.trough_capacity),
         "uncontended_figure": plan.uncontended_figure,
         "source": source,
     }
@@ -122,6 +124,11 @@ def render(plan: Plan, found: list[Finding]) -> str:
         ]
     else:
         lines.append("  no capacity meets the SLO: see the findings")
+    if plan.trough_capacity is not None:
+        per = plan.lambda_star if plan.load == "request" else plan.held_sessions
+        growth = f", {plan.trough_capacity / plan.trough:.1f}x the trough" if plan.trough > 0 else ""
+        lines.append(f"  trough fleet     {plan.min_instances} x {per:.2f} = {plan.trough_capacity:.1f} {unit} at the "
+                     f"SLO until new capacity serves, {p.scale_out_s:g} s after the decision{growth}")
     lines += [f"  cooldowns        out clamp({p.scale_out_s:g} / 2, 60, 300) = {plan.scale_out_cooldown_s} s, "
               f"in max({p.scale_out_s:g}, 300) = {plan.scale_in_cooldown_s} s",
               f"  cost             peak {_money(plan.cost_per_hour_peak)}/h, "

@@ -87,6 +87,7 @@ class Plan:
     held_sessions: float | None = None
     throughput_floor: int | None = None
     uncontended_figure: int | None = None
+    trough_capacity: float | None = None  # what min_instances serve at the SLO until new capacity arrives
     at_target: dict[str, float] = field(default_factory=dict)  # the chain at lambda_target
     findings: list[Any] = field(default_factory=list)
 
@@ -149,6 +150,7 @@ def plan_requests(policy: Policy, peak_rps: float, trough_rps: float, curve: Cur
     plan.min_instances = min(_fleet(trough_rps, target_rate, policy.min_floor), plan.max_instances)
     # N survivors take N + 1 instances' arrivals; in concurrency units that is L at the lower rate,
     # which (L convex in lambda) lies at or under target x N / (N + 1).
+    plan.trough_capacity = plan.min_instances * star
     survivors = plan.min_instances
     plan.scale_in_value = occupancy(curve, target_rate * survivors / (survivors + 1)).mean_in_system
     if service_mean_ms is not None:
@@ -164,13 +166,14 @@ def plan_sessions(policy: Policy, peak_sessions: float, trough_sessions: float, 
     plan = _empty("session", policy, peak_sessions, trough_sessions)
     plan.curve, plan.ladder, plan.held_sessions = curve, ladder, held
     plan.chars_per_session_s, plan.chars_per_session_s_how = chars_per_session_s, chars_how
-    plan.queue_bound = math.floor(held)
     if held < 1:
         return plan
+    plan.queue_bound = math.floor(held)
     target = held / policy.surge
     plan.target_value = target
     plan.max_instances = max(_fleet(peak_sessions, target, 1), policy.min_floor)
     plan.min_instances = min(_fleet(trough_sessions, target, policy.min_floor), plan.max_instances)
     plan.scale_in_value = scale_in_level(target, plan.min_instances)
+    plan.trough_capacity = plan.min_instances * held
     _costs(plan, peak_sessions * chars_per_session_s * 3600, trough_sessions * chars_per_session_s * 3600)
     return plan

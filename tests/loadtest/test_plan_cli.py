@@ -35,6 +35,7 @@ def test_the_json_has_the_pinned_keys_and_what_the_simulation_reads(tmp_path: Pa
         assert PINNED | FOR_THE_SIMULATION <= plan.keys()
         assert PER_INSTANCE <= plan["per_instance"].keys()
         assert all(set(f) == {"level", "name", "detail"} for f in plan["findings"])
+    assert plan["per_instance"]["curve"] is None  # H given by hand: no curve was measured
     _, plan = run(tmp_path, SAMPLE)
     assert plan["per_instance"]["curve"][0] == [1.0, 16.08, 60.0, 65.4]
     assert plan["source"]["price"] == "as quoted by the sample, on-demand us-east-1, retrieved 2026-12-02"

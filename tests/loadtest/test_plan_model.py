@@ -39,6 +39,8 @@ def test_the_samples_scenario_needs_at_least_the_throughput_floor(tmp_path: Path
     assert plan["max_instances"] == 370  # lambda* 16.90 rps / 1.25 = 13.52 rps an instance
     assert plan["per_instance"]["lambda_star"] == pytest.approx(16.90, abs=0.01)
     assert plan["throughput_floor"] == 280
+    # until the first scale-out serves, the trough fleet carries what grows: 2 x lambda*
+    assert plan["trough_capacity"] == pytest.approx(2 * plan["per_instance"]["lambda_star"], rel=1e-4)
 
 
 def test_a_planner_that_sizes_from_the_uncontended_service_time_fails_the_rule(
@@ -117,6 +119,7 @@ def test_the_sessions_form(tmp_path: Path) -> None:
     assert plan["min_instances"] == 2  # ceil(20 / 12.8) = 2, and the floor is 2
     assert plan["scale_in_value"] == pytest.approx(12.8 * 2 / 3, rel=1e-4)
     assert plan["queue_bound"] == 16
+    assert plan["trough_capacity"] == 2 * 16
 
 
 def test_cost_per_million_characters_by_hand(tmp_path: Path) -> None:
