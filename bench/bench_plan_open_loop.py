@@ -162,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
                    "measured_L": got["in_flight_mean"], "n": got["n"]}
             rows.append(row)
             print(f"  {share:.2f} x sat = {lam:6.2f} rps: p95 predicted {predicted:7.1f}  measured "
-                  f"{got['p95']:7.1f} ms (ratio {row['ratio']:.2f}); in system predicted {occ.mean_in_system:5.2f}  measured "
+                  f"{got['p95']:7.1f} ms (ratio {row['ratio']:.2f}); in system predicted "
+                  f"{occ.mean_in_system:5.2f}  measured "
                   f"{got['in_flight_mean']:5.2f}  ({got['n']} requests)")
         if args.json:
             args.json.write_text(json.dumps({"closed": rungs, "lambda_star": star, "open": rows}, indent=2))
