@@ -60,7 +60,10 @@ def _count(text: str) -> int:
 
 
 def build_parser() -> exit_codes.Parser:
-    p = exit_codes.Parser(prog="python -m bidi_tts_loadtest.plan", description=(__doc__ or "").splitlines()[0])
+    p = exit_codes.Parser(prog="python -m bidi_tts_loadtest.plan", description=(__doc__ or "").splitlines()[0],
+                          epilog="exit codes: 0 planned, no STOP finding; 1 a STOP finding (the plan is still "
+                                 "written); 4 bad input (docs/exit-codes.md). The rule and the sample's scenario: "
+                                 "docs/capacity.md, 'Plan a fleet'.")
     cap = p.add_argument_group("per-instance capacity (one form)")
     cap.add_argument("--ladder", metavar="FILE", help="a ladder result of the load tool (request or session)")
     cap.add_argument("--held-sessions", type=_not_negative, metavar="N", help="sessions one instance holds at the SLO")

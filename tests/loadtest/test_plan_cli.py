@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bidi_tts_loadtest.plan import main
 from bidi_tts_loadtest.plan_ladder import LadderError, parse_ladder
 from bidi_tts_loadtest.prices import UnknownPrice, price_for
 from tests.loadtest.plan_helpers import HAND, POLICY, SAMPLE, SESSIONS, ladder_data, run, usage_error, write_ladder
@@ -108,6 +109,16 @@ def test_the_ladder_reader_takes_medians_skips_unusable_rungs_and_reads_open_loo
     assert parse_ladder(data).rungs[0].level == 1.3
     with pytest.raises(LadderError, match="version"):
         parse_ladder({**ladder_data(), "version": 2})
+
+
+def test_help_names_the_forms_and_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    for needed in ("--ladder", "--held-sessions", "--qmax", "--rps-at-qmax", "--service-p95-ms", "--peak-rps",
+                   "--peak-sessions", "--surge", "--min-floor", "--quota", "--price", "exit codes", "4 bad input"):
+        assert needed in out, needed
 
 
 def test_prices_name_their_source_and_yield_to_price() -> None:
