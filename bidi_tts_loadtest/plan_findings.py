@@ -110,9 +110,13 @@ def queue_rejects(plan: Plan) -> Finding | None:
     share = plan.at_target.get("share_finding_queue_full")
     if plan.load != "request" or share is None or share <= 0.001:
         return None
+    edge = plan.slo_edge_level
+    fix = (f"raise --max-queue to {edge}, where the curve (interpolated) still meets the SLO, or measure the "
+           "levels between Q_max and the first that fails" if edge is not None and plan.queue_bound is not None
+           and edge > plan.queue_bound else "lower the target (a larger --surge)")
     return Finding(WARN, "queue_rejects_at_target",
                    f"at the target load {share:.2%} of arrivals find {plan.queue_bound} in system (the queue "
-                   "bound) and are answered busy: lower the target (a larger --surge) or raise the bound")
+                   f"bound) and are answered busy: {fix}")
 
 
 def sized_from_throughput(plan: Plan) -> Finding | None:
@@ -121,7 +125,7 @@ def sized_from_throughput(plan: Plan) -> Finding | None:
     floor, wrong = plan.throughput_floor, plan.uncontended_figure
     side = "" if wrong is None else (
         f"; sizing from the uncontended service time, ceil(peak x S / target) = ceil({plan.peak:g} x "
-        f"{plan.service_mean_ms:g} ms / {plan.target_value:.2f}), would give {wrong}")
+        f"{plan.service_mean_ms:.1f} ms / {plan.target_value:.2f}), would give {wrong}")
     # the AWS sample's own target, 0.75 x Q_max
     if wrong is not None and plan.q_max and plan.service_mean_ms is not None:
         sample = math.ceil(plan.peak * plan.service_mean_ms / 1000 / (0.75 * plan.q_max) - 1e-9)
@@ -129,7 +133,7 @@ def sized_from_throughput(plan: Plan) -> Finding | None:
     return Finding(OK, "sized_from_throughput",
                    f"max_instances {plan.max_instances} from lambda* {plan.lambda_star:.2f} rps / surge "
                    f"{plan.policy.surge:g} = {plan.lambda_target:.2f} rps an instance; the throughput floor "
-                   f"ceil(peak / R) = ceil({plan.peak:g} / {plan.rps_at_q_max:g}) = {floor}{side}")
+                   f"ceil(peak / R) = ceil({plan.peak:g} / {plan.rps_at_q_max:.2f}) = {floor}{side}")
 
 
 def target_in_concurrency(plan: Plan) -> Finding | None:

@@ -55,6 +55,7 @@ def plan_json(plan: Plan, found: list[Finding]) -> dict[str, Any]:
             "lambda_star": _r(plan.lambda_star),
             "lambda_target": _r(plan.lambda_target),
             "held_sessions": plan.held_sessions,
+            "slo_edge_level": plan.slo_edge_level,
             "curve": curve,
             "at_target": {k: _r(v, 6) for k, v in plan.at_target.items()},
         },
@@ -87,10 +88,10 @@ def render(plan: Plan, found: list[Finding]) -> str:
              f"  min floor        {p.min_floor}" + ("" if p.quota is None else f", quota {p.quota}")]
     if plan.load == "request":
         src = f"ladder {plan.ladder.path}" if plan.ladder else "hand-given (curve assumed)"
-        lines += [f"  per instance     Q_max {plan.q_max:g}, R {plan.rps_at_q_max:g} rps at Q_max, S mean "
-                  f"{plan.service_mean_ms if plan.service_mean_ms is not None else 'n/a'} ms / p95 "
-                  f"{plan.service_p95_ms:g} ms ({src})",
-                  f"  chars/request    {plan.chars_per_request:g}"]
+        mean = "n/a" if plan.service_mean_ms is None else f"{plan.service_mean_ms:.1f}"
+        lines += [f"  per instance     Q_max {plan.q_max:g}, R {plan.rps_at_q_max:.2f} rps at Q_max, S mean "
+                  f"{mean} ms / p95 {plan.service_p95_ms:.1f} ms ({src})",
+                  f"  chars/request    {plan.chars_per_request:.1f}"]
     else:
         src = f"ladder {plan.ladder.path}" if plan.ladder else "given"
         lines += [f"  per instance     H {plan.held_sessions:g} sessions held at the SLO ({src})",
@@ -105,7 +106,7 @@ def render(plan: Plan, found: list[Finding]) -> str:
             f"  lambda_target    {plan.lambda_star:.2f} / {p.surge:g} = {plan.lambda_target:.2f} rps an instance "
             f"(p95 TTFA {at['ttfa_p95_ms']:.0f} ms)",
             f"  max_instances    ceil({plan.peak:g} / {plan.lambda_target:.2f}) = {plan.max_instances} "
-            f"(throughput floor ceil({plan.peak:g} / {plan.rps_at_q_max:g}) = {plan.throughput_floor})",
+            f"(throughput floor ceil({plan.peak:g} / {plan.rps_at_q_max:.2f}) = {plan.throughput_floor})",
             f"  min_instances    max({p.min_floor}, ceil({plan.trough:g} / {plan.lambda_target:.2f})) = "
             f"{plan.min_instances}",
             f"  target_value     L = lambda x W = {plan.lambda_target:.2f} x {at['time_in_system_s'] * 1000:.0f} ms"

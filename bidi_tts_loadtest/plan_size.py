@@ -88,6 +88,7 @@ class Plan:
     throughput_floor: int | None = None
     uncontended_figure: int | None = None
     trough_capacity: float | None = None  # what min_instances serve at the SLO until new capacity arrives
+    slo_edge_level: int | None = None  # the largest n in system whose p95 meets the SLO, read from the curve
     at_target: dict[str, float] = field(default_factory=dict)  # the chain at lambda_target
     findings: list[Any] = field(default_factory=list)
 
@@ -125,7 +126,8 @@ def plan_requests(policy: Policy, peak_rps: float, trough_rps: float, curve: Cur
     plan.service_mean_ms, plan.service_p95_ms = service_mean_ms, service_p95_ms
     plan.chars_per_request = chars_per_request
     same_slo = ladder is None or ladder.slo_ms is None or ladder.slo_ms == policy.slo_ms
-    plan.queue_bound = int(q_max) if same_slo else curve.largest_level_within(policy.slo_ms)
+    plan.slo_edge_level = curve.largest_level_within(policy.slo_ms)
+    plan.queue_bound = int(q_max) if same_slo else plan.slo_edge_level
     rate = min(rps_at_q_max, curve.saturation_rps) if rps_at_q_max > 0 else curve.saturation_rps
     plan.throughput_floor = math.ceil(peak_rps / rate - 1e-9)
     star = 0.0 if service_p95_ms >= policy.slo_ms else lambda_star(curve, policy.slo_ms)

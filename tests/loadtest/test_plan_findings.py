@@ -93,3 +93,11 @@ def test_the_queue_bound_is_re_read_at_another_slo(tmp_path: Path) -> None:
     _, plan = run(tmp_path, _with(SAMPLE, "--slo-ms", "2500"))
     # between the rungs 40 (p95 2245 ms) and 50 (2806 ms): 40 + 10 x 255 / 561 = 44.5
     assert plan["queue_bound"] == 44
+
+
+def test_a_queue_bound_under_the_curves_edge_says_how_far_it_may_rise(tmp_path: Path) -> None:
+    _, plan = run(tmp_path, _with(HAND, "--qmax", "5"))
+    detail = next(f["detail"] for f in plan["findings"] if f["name"] == "queue_rejects_at_target")
+    # the assumed curve meets 3000 ms up to n = 3000 ms x 17.87 rps - the p95 spread, so 53 in system
+    assert plan["per_instance"]["slo_edge_level"] == 53
+    assert "raise --max-queue to 53" in detail
