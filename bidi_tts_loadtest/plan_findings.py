@@ -82,10 +82,18 @@ def slo_differs(plan: Plan) -> Finding | None:
     ladder = plan.ladder
     if ladder is None or ladder.slo_ms is None or ladder.slo_ms == plan.policy.slo_ms:
         return None
+    judged = f"the ladder judged its levels against {ladder.slo_ms:g} ms, the plan uses {plan.policy.slo_ms:g} ms"
+    if plan.load == "request":  # lambda* and the queue bound come from the curve at the plan's SLO
+        return Finding(WARN, "slo_differs_from_ladder",
+                       f"{judged}: lambda* and the queue bound {plan.queue_bound} are read from the curve at the "
+                       "plan's SLO; re-run the ladder at it to measure Q_max there")
+    if plan.policy.slo_ms < ladder.slo_ms:  # H, held at a looser SLO, overstates what an instance holds
+        return Finding(STOP, "slo_differs_from_ladder",
+                       f"{judged}: H = {plan.held_sessions:g} sessions was held at the looser SLO and overstates "
+                       "what an instance holds at this one; re-run the session ladder at the plan's SLO")
     return Finding(WARN, "slo_differs_from_ladder",
-                   f"the ladder judged its levels against {ladder.slo_ms:g} ms, the plan uses "
-                   f"{plan.policy.slo_ms:g} ms: the queue bound {plan.queue_bound} is re-read from the curve "
-                   "at the plan's SLO; re-run the ladder at it to measure Q_max there")
+                   f"{judged}: H = {plan.held_sessions:g} sessions was held at a stricter SLO, so the fleet is "
+                   "larger than this SLO needs; re-run the session ladder at the plan's SLO")
 
 
 def min_one(plan: Plan) -> Finding | None:

@@ -101,3 +101,19 @@ def test_a_queue_bound_under_the_curves_edge_says_how_far_it_may_rise(tmp_path: 
     # the assumed curve meets 3000 ms up to n = 3000 ms x 17.87 rps - the p95 spread, so 53 in system
     assert plan["per_instance"]["slo_edge_level"] == 53
     assert "raise --max-queue to 53" in detail
+
+
+def _session_ladder(tmp_path: Path, slo_ms: float) -> list[str]:
+    data = ladder_data()
+    data.update(load="session")
+    data["settings"]["slo_ms"] = 300
+    data["result"].update(q_max=20, chars_per_session_s=12.5)
+    return ["--ladder", write_ladder(tmp_path, data), *_with(SESSIONS, "--slo-ms", f"{slo_ms:g}")[2:]]
+
+
+@pytest.mark.parametrize(("slo_ms", "level", "code"), [(200, "STOP", 1), (400, "WARN", 0), (300, None, 0)])
+def test_sessions_held_at_another_slo(tmp_path: Path, slo_ms: float, level: str | None, code: int) -> None:
+    got, plan = run(tmp_path, _session_ladder(tmp_path, slo_ms))
+    assert got == code
+    hit = [f["level"] for f in plan["findings"] if f["name"] == "slo_differs_from_ladder"]
+    assert hit == ([] if level is None else [level])
