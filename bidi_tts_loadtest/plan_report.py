@@ -96,7 +96,8 @@ def render(plan: Plan, found: list[Finding]) -> str:
         src = f"ladder {plan.ladder.path}" if plan.ladder else "given"
         lines += [f"  per instance     H {plan.held_sessions:g} sessions held at the SLO ({src})",
                   f"  chars/session-s  {plan.chars_per_session_s:.2f} ({plan.chars_per_session_s_how})"]
-    lines += ["", "Derived:"]
+    lines += ["", "Derived (a queueing model on the measured curve: memoryless service, so it errs on the safe side):"
+              if plan.load == "request" else "Derived:"]
     n = plan.min_instances or 0
     if plan.load == "request" and plan.lambda_target is not None:
         at = plan.at_target
