@@ -178,7 +178,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     plan = make_plan(args, parser)
     found = findings(plan)
-    plan.findings = found
     print(render(plan, found))
     if args.json:
         try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 from bidi_tts_loadtest.corpus import load_answers
 from bidi_tts_loadtest.plan_ladder import Ladder
@@ -90,7 +89,6 @@ class Plan:
     trough_capacity: float | None = None  # what min_instances serve at the SLO until new capacity arrives
     slo_edge_level: int | None = None  # the largest n in system whose p95 meets the SLO, read from the curve
     at_target: dict[str, float] = field(default_factory=dict)  # the chain at lambda_target
-    findings: list[Any] = field(default_factory=list)
 
 
 def _fleet(demand: float, per_instance: float, floor: int) -> int:
