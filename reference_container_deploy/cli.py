@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bidi_tts.protocol import DEFAULT_VOICE, Limits
+from reference_container_deploy import autoscale
 from reference_container_deploy import image as image_ops
 from reference_container_deploy.down import DownOptions, run_down
 from reference_container_deploy.errors import DeployError, ExitCode
 from reference_container_deploy.names import MAX_NAME_LEN
 from reference_container_deploy.plan import DEFAULT_INSTANCE_TYPE, DEFAULT_STARTUP_TIMEOUT_S
+from reference_container_deploy.scaling_setup import DEFAULT_FIRST_AUDIO_P95_MS
 from reference_container_deploy.up import UpOptions, run_up
 from reference_container_deploy.waiter import Polling
 
@@ -50,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="{up,down}")
     _up_arguments(_command(commands, "up", "create model, endpoint config and endpoint; wait for InService"))
-    _down_arguments(_command(commands, "down", "delete endpoint, endpoint config and model (in that order)"))
+    _down_arguments(_command(commands, "down", "remove autoscaling, alarms and dashboard, then delete endpoint, "
+                                      "endpoint config and model (in that order)"))
     return parser
 
 
@@ -84,13 +87,15 @@ def _up_arguments(up: argparse.ArgumentParser) -> None:
         "--instance-type", default=DEFAULT_INSTANCE_TYPE, help="default %(default)s (one A10G GPU)"
     )
     up.add_argument(
-        "--instance-count", type=int, default=1, help="initial instance count (default %(default)s)"
+        "--instance-count", type=int, default=None,
+        help="initial instance count (default 1; with autoscaling, its minimum)",
     )
     _region(up)
     _build_arguments(up)
     up.add_argument("--no-wait", action="store_true", help="return once CreateEndpoint is accepted")
     _dry_run(up)
     _container_arguments(up)
+    _scaling_arguments(up)
     _waiting(up, timeout_s=1800.0, waited_for="InService",
              poll_s=15.0, poll_help="seconds between status polls (default %(default)s)")
 
@@ -123,6 +128,40 @@ def _build_arguments(up: argparse.ArgumentParser) -> None:
         "--skip-label-check",
         action="store_true",
         help="do not check the image for the bidirectional-streaming label",
+    )
+
+
+def _scaling_arguments(up: argparse.ArgumentParser) -> None:
+    """`up`: autoscaling (flags or a fleet plan), alarms, dashboard, and --force past the checks."""
+    group = up.add_argument_group(
+        "autoscaling (set once InService; the variant always routes by least outstanding requests)")
+    group.add_argument("--autoscale-min", type=int, metavar="N", help="fewest instances")
+    group.add_argument("--autoscale-max", type=int, metavar="M", help="most instances")
+    group.add_argument(
+        "--autoscale-target", type=float, metavar="T",
+        help="target concurrent requests per instance (high-resolution ConcurrentRequestsPerModel)",
+    )
+    group.add_argument(
+        "--autoscale-scale-in", type=float, metavar="V",
+        help="remove an instance when the average stays under V for 3 minutes (default T/2)",
+    )
+    group.add_argument(
+        "--plan", type=Path, metavar="PLAN.json",
+        help="the fleet planner's --json output (python -m bidi_tts_loadtest.plan); the flags above "
+        "override its values; refused when it has a STOP finding",
+    )
+    group.add_argument(
+        "--alarms", action="store_true",
+        help="also alarm on first-chunk latency p95 (SageMaker's FirstChunkLatency) and on 5xx",
+    )
+    group.add_argument(
+        "--first-audio-p95-ms", type=float, default=DEFAULT_FIRST_AUDIO_P95_MS, metavar="MS",
+        help="the --alarms latency threshold (default %(default)s)",
+    )
+    group.add_argument("--dashboard", action="store_true", help="also create a small CloudWatch dashboard")
+    group.add_argument(
+        "--force", action="store_true",
+        help="deploy even over the account's instance quota, or a plan with a STOP finding",
     )
 
 
@@ -229,12 +268,23 @@ def _up_options(args: argparse.Namespace) -> UpOptions:
         "MAX_MESSAGE_BYTES": str(args.max_message_bytes),
         **dict(args.env),
     }
+    scaling = autoscale.resolve(
+        args.plan,
+        min_instances=args.autoscale_min,
+        max_instances=args.autoscale_max,
+        target_value=args.autoscale_target,
+        scale_in_value=args.autoscale_scale_in,
+        force=args.force,
+    )
+    count = args.instance_count
+    if count is None:
+        count = scaling.min_instances if scaling else 1
     return UpOptions(
         name=args.name,
         role_arn=args.role_arn,
         image=args.image,
         instance_type=args.instance_type,
-        instance_count=args.instance_count,
+        instance_count=count,
         startup_timeout_s=args.startup_timeout,
         environment=environment,
         region=args.region,
@@ -246,6 +296,11 @@ def _up_options(args: argparse.Namespace) -> UpOptions:
         wait=not args.no_wait,
         dry_run=args.dry_run,
         polling=Polling(timeout_s=args.wait_timeout, interval_s=args.poll_interval),
+        autoscale=scaling,
+        alarms=args.alarms,
+        first_audio_p95_ms=args.first_audio_p95_ms,
+        dashboard=args.dashboard,
+        force=args.force,
     )
 
 

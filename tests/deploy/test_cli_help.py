@@ -25,6 +25,10 @@ PINNED = {
         "--skip-label-check",
         "--no-wait",
         "--dry-run",
+        "--autoscale-min",
+        "--autoscale-max",
+        "--autoscale-target",
+        "--plan",
     ],
     "down": ["--name", "--purge", "--region"],
 }
