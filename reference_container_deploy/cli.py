@@ -50,10 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,down}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,down,scale-out-time}")
     _up_arguments(_command(commands, "up", "create model, endpoint config and endpoint; wait for InService"))
     _down_arguments(_command(commands, "down", "remove autoscaling, alarms and dashboard, then delete endpoint, "
                                       "endpoint config and model (in that order)"))
+    _scale_out_arguments(_command(commands, "scale-out-time",
+                                  "add one instance to a running endpoint under a small load and time it"))
     return parser
 
 
@@ -215,6 +217,30 @@ def _down_arguments(down: argparse.ArgumentParser) -> None:
              poll_s=10.0, poll_help="seconds between status polls")
 
 
+def _scale_out_arguments(parser: argparse.ArgumentParser) -> None:
+    """`scale-out-time`: which endpoint, the probe's load, what counts as recovered, the waits."""
+    parser.add_argument("--name", required=True, help="the deployment name given to `up`")
+    _region(parser)
+    parser.add_argument("--scale-out-s", type=Path, metavar="OUT.json",
+                        help='write {"scale_out_s", "stages": [...]} here (the fleet planner\'s --scale-out-s)')
+    parser.add_argument("--sessions", type=int, default=2,
+                        help="probe sessions held during the measurement (0: none; default %(default)s)")
+    parser.add_argument("--p95-ms", type=float, default=1000.0,
+                        help="traffic counts as recovered when the probe's first-audio p95 is at or under "
+                        "this (default %(default)s)")
+    parser.add_argument("--window", type=float, default=30.0,
+                        help="seconds of probe messages the p95 is taken over (default %(default)s)")
+    parser.add_argument("--warmup", type=float, default=10.0,
+                        help="seconds of probe load before the update (default %(default)s)")
+    parser.add_argument("--timeout", type=float, default=1800.0,
+                        help="give up on InService after this many seconds (default %(default)s)")
+    parser.add_argument("--log-grace", type=float, default=120.0,
+                        help="after InService, seconds to wait for log lines still missing (default %(default)s)")
+    parser.add_argument("--poll-interval", type=float, default=5.0, help="seconds between polls (default %(default)s)")
+    parser.add_argument("--endpoint-url", help="the probe's SageMaker runtime edge (e.g. the local stand-in)")
+    parser.add_argument("--endpoint-ca", help="CA certificate the probe trusts for --endpoint-url")
+
+
 # -- the arguments both subcommands take ----------------------------------------------------------
 
 
@@ -248,8 +274,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "up":
             run_up(_up_options(args), out=_out)
-        else:
+        elif args.command == "down":
             run_down(_down_options(args), out=_out)
+        else:
+            _scale_out(args)
     except DeployError as exc:
         print(exc.one_line(), file=sys.stderr, flush=True)
         if exc.log_group:
@@ -302,6 +330,29 @@ def _up_options(args: argparse.Namespace) -> UpOptions:
         dashboard=args.dashboard,
         force=args.force,
     )
+
+
+def _scale_out(args: argparse.Namespace) -> None:
+    from reference_container_deploy.scale_out import Recovery
+    from reference_container_deploy.scale_out_probe import ProbeSettings, SessionProbe, sagemaker_opener
+    from reference_container_deploy.scale_out_run import ScaleOutOptions, run_scale_out
+
+    if args.sessions < 0 or args.sessions > 16:
+        raise DeployError(ExitCode.USAGE, f"--sessions {args.sessions} must be between 0 and 16.", None)
+    opts = ScaleOutOptions(
+        name=args.name, region=args.region, json_path=args.scale_out_s,
+        recovery=Recovery(p95_ms=args.p95_ms, window_s=args.window), warmup_s=args.warmup,
+        timeout_s=args.timeout, poll_s=args.poll_interval, log_grace_s=args.log_grace,
+    )
+    region = args.region
+
+    def probe(endpoint: str) -> SessionProbe:
+        from reference_container_deploy.aws import resolve_region
+
+        opener = sagemaker_opener(endpoint, resolve_region(region), args.endpoint_url, args.endpoint_ca)
+        return SessionProbe(opener, ProbeSettings(sessions=args.sessions))
+
+    run_scale_out(opts, out=_out, probe_factory=probe if args.sessions else None)
 
 
 def _down_options(args: argparse.Namespace) -> DownOptions:
