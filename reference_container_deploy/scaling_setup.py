@@ -79,9 +79,8 @@ def describe(names: DeploymentNames, setup: Setup) -> list[str]:
     return lines
 
 
-def apply(aws: Aws, names: DeploymentNames, setup: Setup, out: Printer) -> list[str]:
-    """Create what `setup` asks for; return what was created, for the error note of a later failure."""
-    created: list[str] = []
+def apply(aws: Aws, names: DeploymentNames, setup: Setup, out: Printer, created: list[str]) -> None:
+    """Create what `setup` asks for, adding each to `created` (the error note of a later failure)."""
     if setup.autoscale:
         spec = setup.autoscale
         aws.call(scaling.register_call(names, spec))
@@ -103,7 +102,6 @@ def apply(aws: Aws, names: DeploymentNames, setup: Setup, out: Printer) -> list[
         kind = "dashboard" if call.operation == "PutDashboard" else "alarm"
         created.append(f"{kind} {call.params.get('AlarmName') or call.params.get('DashboardName')}")
         out(f"created {created[-1]}")
-    return created
 
 
 def _missing_ok(aws: Aws, call: ApiCall) -> bool:

@@ -132,7 +132,7 @@ def run_up(
         else:
             out(f"waiting for {names.endpoint} to be InService (up to {opts.polling.timeout_s:.0f} s)...")
             wait_in_service(aws, names, opts.polling, out)
-            created += scaling_setup.apply(aws, names, _setup(opts, aws.region), out)
+            scaling_setup.apply(aws, names, _setup(opts, aws.region), out, created)
     except DeployError as exc:
         if created:
             exc.note = f"created so far: {', '.join(created)}; remove with `down --name {names.name}`"

@@ -169,3 +169,31 @@ def test_dry_run_prints_every_scaling_call_and_makes_none(
     assert main(["down", "--name", "as", "--dry-run"]) == 0
     down = capsys.readouterr().out
     assert down.index("DeregisterScalableTarget") < down.index("sagemaker:DeleteEndpoint")
+
+
+def test_a_failure_after_the_endpoint_names_what_was_created_and_down_cleans_it(moto: Moto) -> None:
+    from botocore.exceptions import ClientError
+
+    from reference_container_deploy.autoscale import Autoscale
+    from reference_container_deploy.aws import ApiCall, Aws, explain
+    from reference_container_deploy.errors import DeployError
+    from reference_container_deploy.up import UpOptions, run_up
+    from reference_container_deploy.waiter import Polling
+
+    class AlarmsDenied(Aws):
+        def call(self, call: ApiCall) -> dict:
+            if call.operation == "PutMetricAlarm":
+                error = ClientError({"Error": {"Code": "AccessDenied", "Message": "no cloudwatch"}}, "PutMetricAlarm")
+                raise explain(error, call) from error
+            return super().call(call)
+
+    opts = UpOptions(name="as", role_arn=ROLE_ARN, image=ECR_IMAGE, instance_type="ml.g4dn.xlarge",
+                     skip_label_check=True, polling=Polling(timeout_s=5, interval_s=0.05),
+                     autoscale=Autoscale(min_instances=1, max_instances=2, target_value=2, scale_in_value=1))
+    with pytest.raises(DeployError) as err:
+        run_up(opts, out=lambda _: None, aws_factory=AlarmsDenied)
+    line = err.value.one_line()
+    assert "access denied for cloudwatch:PutMetricAlarm" in line
+    assert "scalable target endpoint/as-endpoint/variant/AllTraffic" in line and "down --name as" in line
+    assert main(["down", "--name", "as", "--poll-interval", "0.05"]) == 0
+    assert scaling_state(moto)["policies"] == [] and moto.inventory() == EMPTY
