@@ -95,59 +95,70 @@ def _count(description: dict[str, Any]) -> int | None:
 
 
 class LogWatch:
-    """The endpoint's log group: the streams there before, and every event since the update."""
+    """The endpoint's log group: the streams there before the update, and the lines of every stream since.
+
+    Only new streams are read (an old instance logs every probe message, which would otherwise be
+    fetched again and again), each from its head and then on from its forward token.
+    """
 
     def __init__(self, aws: Aws, group: str) -> None:
         self._aws, self.group = aws, group
         self.visible = True
-        self._seen: set[str] = set()
+        self._before: frozenset[str] = frozenset()
+        self._tokens: dict[str, str | None] = {}  # new stream -> forward token (None: read from head)
 
-    def streams(self) -> frozenset[str]:
+    def _call(self, operation: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """The call's answer; None when the group (or stream) does not exist (yet)."""
         try:
-            found: set[str] = set()
-            token: str | None = None
-            for _ in range(MAX_LOG_PAGES):
-                params: dict[str, Any] = {"logGroupName": self.group}
-                if token:
-                    params["nextToken"] = token
-                page = self._aws.call(ApiCall("logs", "DescribeLogStreams", params))
-                found |= {str(s["logStreamName"]) for s in page.get("logStreams", [])}
-                token = page.get("nextToken")
-                if not token:
-                    break
-            return frozenset(found)
+            return self._aws.call(ApiCall("logs", operation, {"logGroupName": self.group, **params}))
         except DeployError as exc:
             if exc.__cause__ is not None and is_not_found(exc.__cause__):
-                self.visible = False
-                return frozenset()
+                return None
             raise
 
-    def events_since(self, start_s: float) -> list[LogEvent]:
-        if not self.visible:
-            return []
-        new: list[LogEvent] = []
+    def _stream_names(self, pages: int) -> set[str] | None:
+        found: set[str] = set()
         token: str | None = None
-        for _ in range(MAX_LOG_PAGES):
-            params: dict[str, Any] = {"logGroupName": self.group, "startTime": int(start_s * 1000)}
-            if token:
-                params["nextToken"] = token
-            try:
-                page = self._aws.call(ApiCall("logs", "FilterLogEvents", params))
-            except DeployError as exc:
-                if exc.__cause__ is not None and is_not_found(exc.__cause__):
-                    return new  # not created yet
-                raise
-            for event in page.get("events", []):
-                key = str(event.get("eventId") or (event.get("logStreamName"), event.get("timestamp"),
-                                                    event.get("message")))
-                if key not in self._seen:
-                    self._seen.add(key)
-                    new.append(LogEvent(str(event.get("logStreamName")), float(event["timestamp"]) / 1000.0,
-                                        str(event.get("message", ""))))
+        for _ in range(pages):
+            page = self._call("DescribeLogStreams", {"orderBy": "LastEventTime", "descending": True,
+                                                      **({"nextToken": token} if token else {})})
+            if page is None:
+                return None
+            found |= {str(s["logStreamName"]) for s in page.get("logStreams", [])}
             token = page.get("nextToken")
             if not token:
                 break
-        return new
+        return found
+
+    def streams(self) -> frozenset[str]:
+        """Every stream there now (call once, before the update); marks the group invisible when absent."""
+        names = self._stream_names(MAX_LOG_PAGES)
+        self.visible = names is not None
+        self._before = frozenset(names or ())
+        return self._before
+
+    def new_events(self) -> list[LogEvent]:
+        """Lines written since the last call on streams that were not there before."""
+        if not self.visible:
+            return []
+        # The most recently written streams come first, and a starting instance's is among them.
+        for name in (self._stream_names(1) or set()) - self._before:
+            self._tokens.setdefault(name, None)
+        events: list[LogEvent] = []
+        for name, token in list(self._tokens.items()):
+            for _ in range(MAX_LOG_PAGES):
+                page = self._call("GetLogEvents", {"logStreamName": name, "startFromHead": True,
+                                                   **({"nextToken": token} if token else {})})
+                if page is None:
+                    break
+                events += [LogEvent(name, float(e["timestamp"]) / 1000.0, str(e.get("message", "")))
+                           for e in page.get("events", [])]
+                following = page.get("nextForwardToken")
+                if not following or following == token:  # the same token back: nothing more yet
+                    break
+                token = following
+            self._tokens[name] = token
+        return events
 
 
 def run_scale_out(
@@ -242,7 +253,7 @@ def _watch(aws: Aws, names: DeploymentNames, obs: Observations, logs: LogWatch, 
             raise DeployError(ExitCode.ENDPOINT_FAILED, f"endpoint {names.endpoint} is {status} while scaling out: "
                               f"{description.get('FailureReason') or 'no FailureReason'}", None,
                               log_group=names.log_group)
-        obs.logs += logs.events_since(obs.started_at)
+        obs.logs += logs.new_events()
         if probe is not None:
             obs.probes = probe.samples
         found = {s.name: s for s in stages(obs, opts.recovery)}
