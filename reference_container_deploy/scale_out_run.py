@@ -36,6 +36,7 @@ from reference_container_deploy.scale_out import (
 )
 
 Printer = Callable[[str], None]
+PROGRESS_S = 30.0  # a line at least this often while nothing changes
 MAX_LOG_PAGES = 20  # per poll; a new instance writes a few dozen lines while it starts
 
 
@@ -244,7 +245,7 @@ def _watch(aws: Aws, names: DeploymentNames, obs: Observations, logs: LogWatch, 
     deadline = obs.started_at + opts.timeout_s
     reported: set[str] = set()
     in_service_at: float | None = None
-    last_status = ""
+    last_status, last_line = "", clock.now()
     while clock.now() < deadline:
         description = aws.call(describe_endpoint(names))
         status = str(description.get("EndpointStatus", "Unknown"))
@@ -261,9 +262,9 @@ def _watch(aws: Aws, names: DeploymentNames, obs: Observations, logs: LogWatch, 
             if stage.at_s is not None and stage.name not in reported:
                 reported.add(stage.name)
                 out(f"  {stage.name}: {stage.at_s:.1f} s ({stage.detail})")
-        if status != last_status:
+        if status != last_status or clock.now() - last_line >= PROGRESS_S:
             out(f"  endpoint {status} ({clock.now() - obs.started_at:.0f} s)")
-            last_status = status
+            last_status, last_line = status, clock.now()
         if "in_service" in reported:
             in_service_at = in_service_at or clock.now()
             if _done(found, logs.visible, probe is not None, clock.now() - in_service_at, opts):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from reference_container_deploy import autoscale as scaling
 from reference_container_deploy import monitoring
 from reference_container_deploy.autoscale import Autoscale
-from reference_container_deploy.aws import ApiCall, Aws, is_not_found
+from reference_container_deploy.aws import ApiCall, Aws, error_code, is_not_found
 from reference_container_deploy.errors import DeployError, ExitCode
 from reference_container_deploy.names import DeploymentNames
 
@@ -115,21 +115,52 @@ def _missing_ok(aws: Aws, call: ApiCall) -> bool:
     return True
 
 
+def _denied(exc: DeployError) -> bool:
+    return exc.__cause__ is not None and error_code(exc.__cause__) in {"AccessDenied", "AccessDeniedException"}
+
+
 def remove(aws: Aws, names: DeploymentNames, out: Printer) -> None:
-    """Delete the dashboard, alarms, scaling policies and scalable target of a deployment, if any."""
+    """Delete the dashboard, alarms, scaling policies and scalable target of a deployment, if any.
+
+    A deployment made without them must come down even for an identity without CloudWatch or
+    Application Auto Scaling permissions: a read it may not make is reported and skipped.
+    """
+    found_any = False
+    for label, step in (("dashboard", _remove_dashboard), ("alarms", _remove_alarms),
+                        ("autoscaling", _remove_autoscaling)):
+        try:
+            found_any = step(aws, names, out) or found_any
+        except DeployError as exc:
+            if not _denied(exc):
+                raise
+            out(f"{label} of {names.endpoint}: not checked ({exc.message}); remove it yourself if `up` made it")
+            found_any = True
+    if not found_any:
+        out(f"autoscaling of {names.endpoint}: none found, nothing to remove")
+
+
+def _remove_dashboard(aws: Aws, names: DeploymentNames, out: Printer) -> bool:
     dashboard = monitoring.dashboard_name(names)
     listed = aws.call(ApiCall("cloudwatch", "ListDashboards", {"DashboardNamePrefix": dashboard}))
-    if any(d.get("DashboardName") == dashboard for d in listed.get("DashboardEntries", [])):
-        aws.call(ApiCall("cloudwatch", "DeleteDashboards", {"DashboardNames": [dashboard]}))
-        out(f"deleted dashboard {dashboard}")
+    if not any(d.get("DashboardName") == dashboard for d in listed.get("DashboardEntries", [])):
+        return False
+    aws.call(ApiCall("cloudwatch", "DeleteDashboards", {"DashboardNames": [dashboard]}))
+    out(f"deleted dashboard {dashboard}")
+    return True
 
+
+def _remove_alarms(aws: Aws, names: DeploymentNames, out: Printer) -> bool:
     ours = [scaling.scale_in_alarm_name(names), *monitoring.alarm_names(names)]
     found = aws.call(ApiCall("cloudwatch", "DescribeAlarms", {"AlarmNames": ours}))
     present = [a["AlarmName"] for a in found.get("MetricAlarms", []) if a.get("AlarmName") in ours]
-    if present:
-        aws.call(ApiCall("cloudwatch", "DeleteAlarms", {"AlarmNames": present}))
-        out(f"deleted alarm(s) {', '.join(present)}")
+    if not present:
+        return False
+    aws.call(ApiCall("cloudwatch", "DeleteAlarms", {"AlarmNames": present}))
+    out(f"deleted alarm(s) {', '.join(present)}")
+    return True
 
+
+def _remove_autoscaling(aws: Aws, names: DeploymentNames, out: Printer) -> bool:
     policies = aws.call(scaling.describe_policies_call(names)).get("ScalingPolicies", [])
     for policy in policies:
         name = str(policy.get("PolicyName"))
@@ -138,8 +169,7 @@ def remove(aws: Aws, names: DeploymentNames, out: Printer) -> None:
     targets = aws.call(scaling.describe_target_call(names)).get("ScalableTargets", [])
     if targets and _missing_ok(aws, scaling.deregister_call(names)):
         out(f"deregistered scalable target {scaling.resource_id(names)}")
-    if not (policies or targets or present):
-        out(f"autoscaling of {names.endpoint}: none found, nothing to remove")
+    return bool(policies or targets)
 
 
 def describe_removal(names: DeploymentNames) -> list[str]:

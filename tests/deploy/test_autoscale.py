@@ -197,3 +197,25 @@ def test_a_failure_after_the_endpoint_names_what_was_created_and_down_cleans_it(
     assert "scalable target endpoint/as-endpoint/variant/AllTraffic" in line and "down --name as" in line
     assert main(["down", "--name", "as", "--poll-interval", "0.05"]) == 0
     assert scaling_state(moto)["policies"] == [] and moto.inventory() == EMPTY
+
+
+def test_down_without_cloudwatch_permissions_still_takes_a_plain_deployment_down(moto: Moto) -> None:
+    from botocore.exceptions import ClientError
+
+    from reference_container_deploy.aws import ApiCall, Aws, explain
+    from reference_container_deploy.down import DownOptions, run_down
+    from reference_container_deploy.waiter import Polling
+
+    class NoCloudWatch(Aws):
+        def call(self, call: ApiCall) -> dict:
+            if call.service == "cloudwatch":
+                error = ClientError({"Error": {"Code": "AccessDenied", "Message": "no"}}, call.operation)
+                raise explain(error, call) from error
+            return super().call(call)
+
+    assert main([*BASE]) == 0  # no autoscaling
+    lines: list[str] = []
+    run_down(DownOptions(name="as", polling=Polling(timeout_s=5, interval_s=0.05)), lines.append,
+             aws_factory=NoCloudWatch)
+    assert moto.inventory() == EMPTY
+    assert sum("not checked (access denied for cloudwatch:" in line for line in lines) == 2  # dashboard, alarms
