@@ -13,7 +13,8 @@ Stages, in the order they normally come:
   once its model is loaded and `/ping` answers 200).
 - `in_service`: DescribeEndpoint says InService with CurrentInstanceCount at the new count.
 - `traffic_recovered`: from `in_service` on, the first moment the probe's p95 first-audio time over
-  the trailing window is at or under the threshold, with no failed probe in that window.
+  the trailing window (of messages since `in_service` only) is at or under the threshold, with
+  enough messages and no failed one in that window.
 
 The planner's figure (`scale_out_s`) is `in_service`: the time from the decision to more capacity
 serving. It leaves out what comes before the update in a real scale-out, the metric and alarm delay
@@ -130,7 +131,8 @@ def _recovered(obs: Observations, since_s: float | None, rule: Recovery) -> Stag
     for sample in samples:
         if sample.at < since:
             continue
-        window = [p for p in samples if sample.at - rule.window_s <= p.at <= sample.at]
+        # Only messages answered since InService: the baseline before the update says nothing of the new fleet.
+        window = [p for p in samples if max(since, sample.at - rule.window_s) <= p.at <= sample.at]
         times = [p.first_audio_ms for p in window if p.first_audio_ms is not None]
         if len(times) < len(window) or len(times) < rule.min_samples:
             continue

@@ -95,3 +95,12 @@ def test_p95_is_nearest_rank() -> None:
     assert p95([float(v) for v in range(1, 21)]) == 19.0
     assert p95([5.0]) == 5.0
     assert p95([float(v) for v in range(1, 101)]) == 95.0
+
+
+def test_messages_from_before_in_service_do_not_count_towards_the_window() -> None:
+    obs = timeline()
+    obs.probes = [ProbeSample(T0 + t, 300.0) for t in range(200, 236, 4)]  # fast, before InService (236 s)
+    obs.probes += [ProbeSample(T0 + 237, 300.0), ProbeSample(T0 + 238, 300.0)]
+    assert at(obs)["traffic_recovered"] is None  # only 2 messages since InService, 3 needed
+    obs.probes.append(ProbeSample(T0 + 239, 300.0))
+    assert at(obs)["traffic_recovered"] == 239.0
