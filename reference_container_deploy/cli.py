@@ -219,6 +219,10 @@ def _down_arguments(down: argparse.ArgumentParser) -> None:
 
 def _scale_out_arguments(parser: argparse.ArgumentParser) -> None:
     """`scale-out-time`: which endpoint, the probe's load, what counts as recovered, the waits."""
+    parser.description = (
+        "Hold a small probe load, add one instance (UpdateEndpointWeightsAndCapacities; billed while it runs), "
+        "time first log line, ready line, InService and recovered traffic, then set the count back (Ctrl-C too)."
+    )
     parser.add_argument("--name", required=True, help="the deployment name given to `up`")
     _region(parser)
     parser.add_argument("--scale-out-s", type=Path, metavar="OUT.json",
