@@ -74,9 +74,14 @@ def start_line(run: int, runs: int, level: float, unit: str, hold_s: float, meas
 def rung_line(r: dict[str, Any], slo_ms: float) -> str:
     """One finished rung on screen."""
     verdict = "ok" if r["meets_slo"] else "OVER"
+    if not r["meets_slo"] and r["underruns"] and r["unit"].startswith("sessions"):
+        verdict += f" ({r['underruns']} underruns)"
+    if not r["meets_slo"] and r["unfinished"]:
+        verdict += f" ({r['unfinished']} unfinished after the drain)"
+    per = "turns/s" if r["unit"].startswith("sessions") else "rps"
     usable = "usable" if r["usable"] else f"UNUSABLE ({r['unusable_reason']})"
     lag = "-" if r["client_lag_ms_p95"] is None else f"{r['client_lag_ms_p95']:.1f}"
-    return (f"run {r['run']} level {r['level']:g} {r['unit']}: {r['achieved_rps']:.2f} rps, "
+    return (f"run {r['run']} level {r['level']:g} {r['unit']}: {r['achieved_rps']:.2f} {per}, "
             f"in flight {r['concurrency_mean']:.2f}, TTFA p50/p95 {_ms(r['ttfa_ms']['p50'])}/"
             f"{_ms(r['ttfa_ms']['p95'])} ms, errors {r['errors']}, refused {r['refused']}, "
             f"unfinished {r['unfinished']}, "
