@@ -129,7 +129,7 @@ def endpoint_client(region: str, endpoint_url: str | None, endpoint_ca: str | No
     import boto3
     from botocore.config import Config
 
-    config = Config(max_pool_connections=max(10, pool), retries={"max_attempts": 1, "mode": "standard"},
+    config = Config(max_pool_connections=max(10, pool), retries={"total_max_attempts": 1, "mode": "standard"},
                     read_timeout=timeout_s, connect_timeout=min(10.0, timeout_s))
     return boto3.client("sagemaker-runtime", region_name=region, endpoint_url=endpoint_url,
                         verify=endpoint_ca if endpoint_ca else None, config=config)

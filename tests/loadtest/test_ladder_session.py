@@ -24,8 +24,8 @@ def test_a_closed_session_ladder_holds_one_session_and_not_eight(tmp_path: Path,
     profile = tmp_path / "p.json"
     profile.write_text(json.dumps(PROFILE))
     out = tmp_path / "ladder.json"
-    code = main(["--timed-profile", str(profile), "--load", "session", "--levels", "1", "8", "--hold-s", "3",
-                 "--measure-s", "2", "--drain-s", "2", "--idle-s", "0", "--slo-ms", "2000",
+    code = main(["--timed-profile", str(profile), "--load", "session", "--levels", "1", "8", "--hold-s", "2.5",
+                 "--measure-s", "2", "--drain-s", "1", "--idle-s", "0", "--slo-ms", "2000",
                  "--tokens-per-second", "400", "--pause-s", "0.1", "--json", str(out)])
     data = json.loads(out.read_text())
     one, eight = data["rungs"]
@@ -38,3 +38,28 @@ def test_a_closed_session_ladder_holds_one_session_and_not_eight(tmp_path: Path,
     assert (res["q_max"], res["bracketed"]) == (1, True) and code == 0
     assert res["chars_per_session_s"] > 0 and res["chars_per_request"] is None
     assert "underruns)" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_session_ladder_through_the_sagemaker_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--endpoint-name: the sessions go over InvokeEndpointWithBidirectionalStream to the local stand-in."""
+    from tests.sagemaker.helpers import start_gateway
+    from tests.toys.good import ServerThread, ToyConfig, ToyContainer
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLETESTONLY")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test-secret-not-real")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    out = tmp_path / "ladder.json"
+    with ServerThread(ToyContainer(ToyConfig(first_audio_delay_s=0.02)).app()) as srv, \
+            start_gateway(srv.url, tmp_path / "certs") as gw:
+        gateway_url = gw.url
+        code = main(["--endpoint-name", "toy", "--endpoint-url", gw.url, "--endpoint-ca", gw.ca_file,
+                     "--load", "session", "--levels", "2", "--hold-s", "2.5", "--measure-s", "2", "--drain-s", "1",
+                     "--idle-s", "0", "--tokens-per-second", "400", "--pause-s", "0.1", "--json", str(out)])
+    data = json.loads(out.read_text())
+    assert data["target"]["kind"] == "endpoint" and data["target"]["endpoint_name"] == "toy"
+    assert data["target"]["url"] == gateway_url and data["target"]["region"]
+    (only,) = data["rungs"]
+    assert only["usable"], only["unusable_reason"]
+    assert only["completed"] > 0 and only["concurrency_mean"] == pytest.approx(2, rel=0.05)
+    assert code == 0
