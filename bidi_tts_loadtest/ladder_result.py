@@ -76,8 +76,6 @@ def rung_line(r: dict[str, Any], slo_ms: float) -> str:
     verdict = "ok" if r["meets_slo"] else "OVER"
     if not r["meets_slo"] and r["underruns"] and r["unit"].startswith("sessions"):
         verdict += f" ({r['underruns']} underruns)"
-    if not r["meets_slo"] and r["unfinished"]:
-        verdict += f" ({r['unfinished']} unfinished after the drain)"
     per = "turns/s" if r["unit"].startswith("sessions") else "rps"
     usable = "usable" if r["usable"] else f"UNUSABLE ({r['unusable_reason']})"
     lag = "-" if r["client_lag_ms_p95"] is None else f"{r['client_lag_ms_p95']:.1f}"

@@ -4,11 +4,14 @@ Pure arithmetic on what a rung's loop collected (no clock, no I/O). A *sample* i
 load) or one conversation turn (session load); a *span* is what the level counts as in flight: a
 request from its send to its last byte, or a session from its open to its close. Only samples sent in
 the measured window (the last ``measure_s`` of the hold) count; the concurrency is the time-average
-of the spans open in that window.
+of the spans open in that window, the throughput what finished in it.
 
 A rung is *unusable* when its numbers describe the client rather than the target, or a target that
 failed rather than one that was slow:
 - errors or refusals (each counted);
+- a request with no first byte by the end of the drain that is younger than the SLO then (its TTFA
+  is unknown: the drain was too short). One older than the SLO is known to miss it and counts in
+  the TTFA percentiles at its age, a lower bound;
 - closed loop: fewer than 0.95 N in flight on average, or a client that takes long between a
   response and its next send (p95 over ``max(GAP_FLOOR_MS, GAP_SHARE x the median completion)``);
 - open loop: arrivals behind their Poisson schedule (p95 lag of a send against its scheduled time
@@ -103,12 +106,18 @@ def rung(collected: Collected, *, run: int, unit: str, slo_ms: float, load: str,
     start, end = collected.window
     good = [s for s in samples if s.error is None and s.done_at is not None]
     errors = sum(1 for s in samples if s.error is not None and not s.refused)
-    # Still under way after the drain: slower than anything measured, so the SLO cannot be met; an
-    # overloaded target, not a failed one, so the rung stays usable.
-    unfinished = sum(1 for s in samples if s.error is None and s.done_at is None)
     refused = sum(1 for s in samples if s.refused)
-    ttfa = stats_ms([s.first_at - s.sent_at for s in good if s.first_at is not None])
+    # No first byte by the end of the drain: its TTFA is at least its age then. Older than the SLO, it
+    # is known to miss and counts at that age (a lower bound); younger, nobody knows: the drain was short.
+    waiting = [collected.ended_at - s.sent_at for s in samples
+               if s.error is None and s.first_at is None and s.done_at is None]
+    unknown = sum(1 for age in waiting if age * 1000 <= slo_ms)
+    ttfa = stats_ms([s.first_at - s.sent_at for s in samples if s.error is None and s.first_at is not None]
+                    + [age for age in waiting if age * 1000 > slo_ms])
     complete = stats_ms([s.done_at - s.sent_at for s in good if s.done_at is not None])
+    # Throughput: what finished inside the window, whenever it was sent.
+    finished = sum(1 for s in collected.samples if s.error is None and s.done_at is not None
+                   and start <= s.done_at < end)
     in_flight = concurrency_mean(collected.spans, start, end, collected.ended_at)
     spans = [s for s in collected.spans if start <= s.sent_at < end]
     if collected.loop == "closed":
@@ -118,16 +127,17 @@ def rung(collected: Collected, *, run: int, unit: str, slo_ms: float, load: str,
     lag_p95 = percentile([v * 1000 for v in lags], 95) if lags else None
     underruns = sum(s.underruns for s in good)
     p95 = ttfa["p95"]
-    meets = p95 is not None and p95 <= slo_ms and not unfinished and (load != "session" or underruns == 0)
+    meets = p95 is not None and p95 <= slo_ms and (load != "session" or underruns == 0)
     why = unusable_reason(collected, samples=len(samples), good=len(good), errors=errors, refused=refused,
+                          unknown=unknown, drain_s=collected.ended_at - collected.stop_at,
                           in_flight=in_flight, lag_p95_ms=lag_p95, complete_p50_ms=complete["p50"],
                           max_lag_ms=max_lag_ms)
     return {
         "run": run, "level": collected.level, "unit": unit,
         "sent": len(samples), "completed": len(good), "errors": errors, "refused": refused,
-        "unfinished": unfinished, "unsent": collected.unsent, "scheduled": collected.scheduled,
+        "unfinished": len(waiting), "unsent": collected.unsent, "scheduled": collected.scheduled,
         "offered_rps": collected.scheduled / collected.measure_s if collected.loop == "open" else None,
-        "achieved_rps": len(good) / collected.measure_s,
+        "achieved_rps": finished / collected.measure_s,
         "concurrency_mean": in_flight,
         "ttfa_ms": ttfa, "complete_ms": complete,
         "underruns": underruns,
@@ -140,7 +150,7 @@ def rung(collected: Collected, *, run: int, unit: str, slo_ms: float, load: str,
 
 
 def unusable_reason(collected: Collected, *, samples: int, good: int, errors: int, refused: int, in_flight: float,
-                    lag_p95_ms: float | None, complete_p50_ms: float | None,
+                    lag_p95_ms: float | None, complete_p50_ms: float | None, unknown: int = 0, drain_s: float = 0.0,
                     max_lag_ms: float = DEFAULT_MAX_LAG_MS) -> str | None:
     """Why the rung cannot count (one line), or None when it can."""
     reasons: list[str] = []
@@ -148,6 +158,9 @@ def unusable_reason(collected: Collected, *, samples: int, good: int, errors: in
         reasons.append(f"nothing completed in the {collected.measure_s:g} s window ({samples} sent)")
     if errors or refused:
         reasons.append(f"{errors} errors, {refused} refused")
+    if unknown:
+        reasons.append(f"{unknown} without a first byte after a {drain_s:.1f} s drain, younger than the SLO: "
+                       "lengthen --drain-s")
     if collected.loop == "closed":
         floor = MIN_IN_FLIGHT_SHARE * collected.level
         if in_flight < floor:

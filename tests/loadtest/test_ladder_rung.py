@@ -98,11 +98,22 @@ def test_errors_and_refusals_are_counted_and_make_the_rung_unusable() -> None:
     assert not r["usable"] and "1 errors, 1 refused" in r["unusable_reason"]
 
 
-def test_unfinished_after_the_drain_misses_the_slo_but_stays_usable() -> None:
+def test_no_first_byte_by_the_end_counts_at_its_age_when_older_than_the_slo() -> None:
+    samples = back_to_back(1, 0.1)  # 100 requests in the window [0, 10); the drain ends at 11
+    for s in samples[80:90]:  # 10 of them never answered: 2-3 s old at the end, over a 1 s SLO
+        s.first_at = s.done_at = None
+    r = judge(closed(1, samples), slo_ms=1000)
+    assert r["unfinished"] == 10 and r["usable"] and not r["meets_slo"]
+    assert r["ttfa_ms"]["p95"] > 1000
+    assert judge(closed(1, samples), slo_ms=5000)["unusable_reason"] == (
+        "10 without a first byte after a 1.0 s drain, younger than the SLO: lengthen --drain-s")
+
+
+def test_throughput_is_what_finished_in_the_window() -> None:
     samples = back_to_back(1, 0.1)
-    samples[-2].first_at = samples[-2].done_at = None
-    r = judge(closed(1, samples), slo_ms=10_000)
-    assert r["unfinished"] == 1 and r["usable"] and not r["meets_slo"]
+    for s in samples[50:]:  # sent in the window, finished after it: not throughput of the window
+        s.done_at = s.first_at = 10.5
+    assert judge(closed(1, samples), slo_ms=10_000)["achieved_rps"] == pytest.approx(5.0)
 
 
 def test_open_loop_lag_and_unsent_arrivals_make_it_unusable() -> None:
