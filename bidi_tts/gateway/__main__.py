@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ping-interval", type=float, default=60.0,
                         help="seconds between pings to the container (default 60, like SageMaker)")
     parser.add_argument("--ping-misses", type=int, default=5,
-                        help="unanswered ping intervals before closing (default 5, like SageMaker)")
+                        help="unanswered pings in a row before closing with 1011 (default 5, like SageMaker)")
     faults = parser.add_argument_group("fault injection (for reliability tests)")
     faults.add_argument("--latency", type=float, default=0.0, metavar="SECONDS",
                         help="delay added before forwarding each event, both directions")
