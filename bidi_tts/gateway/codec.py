@@ -137,6 +137,18 @@ def payload_part(data: bytes, kind: FrameKind, *, complete: bool = True) -> byte
     return EventMessage(headers=headers, payload=data).encode()
 
 
+def response_stream_part(data: bytes) -> bytes:
+    """A ``PayloadPart`` of InvokeEndpointWithResponseStream (botocore's model: the bytes only)."""
+    headers = {":message-type": "event", ":event-type": "PayloadPart", ":content-type": "application/octet-stream"}
+    return EventMessage(headers=headers, payload=data).encode()
+
+
+def model_stream_error_event(error_code: str, message: str) -> bytes:
+    """A ``ModelStreamError`` exception event with the service's own ``ErrorCode`` (``StreamBroken``,
+    ``ModelInvocationTimeExceeded``), as InvokeEndpointWithResponseStream sends it."""
+    return _exception_event("ModelStreamError", {"Message": message, "ErrorCode": error_code})
+
+
 def _exception_event(exception_type: str, body: dict[str, str]) -> bytes:
     headers = {
         ":message-type": "exception",
