@@ -27,6 +27,7 @@ from bidi_tts.install_hint import install_hint
 from bidi_tts.transports.base import ConnectError
 from bidi_tts.transports.sagemaker_client import SageMakerTarget
 from bidi_tts.transports.sagemaker_errors import (
+    SageMakerConfigError,
     SageMakerInternalError,
     SageMakerModelError,
     SageMakerOperationError,
@@ -40,12 +41,14 @@ __all__ = ["StreamedReply", "invoke_with_response_stream", "response_stream_clie
 
 def response_stream_client(target: SageMakerTarget, *, read_timeout_s: float = 70.0) -> Any:
     """A boto3 ``sagemaker-runtime`` client for `target` (region, endpoint URL, CA file), with one
-    attempt per call: a retried invocation would synthesize twice and hide the first failure."""
+    attempt per call: a retried invocation would synthesize twice and hide the first failure.
+    :class:`SageMakerConfigError` (one line, with the install command) when boto3 is missing."""
     try:
         import boto3
         from botocore.config import Config
     except ImportError:
-        raise SystemExit("error: the response-stream route needs boto3; " + install_hint("deploy")) from None
+        raise SageMakerConfigError("the response-stream route needs boto3, which is not installed; "
+                                   + install_hint("deploy")) from None
     config = Config(retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=read_timeout_s,
                     connect_timeout=10)
     return boto3.client("sagemaker-runtime", region_name=target.region, endpoint_url=target.endpoint_url,
