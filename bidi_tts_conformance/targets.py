@@ -20,6 +20,7 @@ from bidi_tts.local_container import LocalContainer
 from bidi_tts.probe import ping_status, wait_for_ping
 from bidi_tts.transports.base import Transport
 from bidi_tts.transports.websocket import WebSocketTransport
+from bidi_tts_conformance.failures import CaseSkipped
 from bidi_tts_conformance.ping_log import PingLog
 
 DEFAULT_IMAGE = "bidi-tts-reference:latest"
@@ -236,15 +237,18 @@ class SageMakerEndpointTarget(Target):
 
     def _post_blocking(self, body: bytes, first_only: bool) -> PostAnswer:
         from bidi_tts.transports.sagemaker import SageMakerTarget
-        from bidi_tts.transports.sagemaker_errors import SageMakerModelError
+        from bidi_tts.transports.sagemaker_errors import SageMakerConfigError, SageMakerModelError
         from bidi_tts.transports.sagemaker_response_stream import (
             invoke_with_response_stream,
             response_stream_client,
         )
 
         if self._boto_client is None:
-            self._boto_client = response_stream_client(SageMakerTarget(
-                self.endpoint_name, region=self.region, endpoint_url=self.endpoint_url, ca_file=self.ca_file))
+            try:
+                self._boto_client = response_stream_client(SageMakerTarget(
+                    self.endpoint_name, region=self.region, endpoint_url=self.endpoint_url, ca_file=self.ca_file))
+            except SageMakerConfigError as exc:  # boto3 is not installed: say how to get it
+                raise CaseSkipped(str(exc)) from None
         started = time.perf_counter()
         try:
             reply = invoke_with_response_stream(self._boto_client, self.endpoint_name, body)

@@ -46,3 +46,20 @@ def test_broken_post_fails_its_case_through_the_response_stream(
         result = run_case(REGISTRY[case_id], target, FAST)
     assert result.verdict is Verdict.FAILED, _shown({case_id: result})
     assert phrase in result.detail, _shown({case_id: result})
+
+
+def test_without_boto3_the_post_cases_skip_saying_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_boto3(name: str, *args: object, **kwargs: object) -> object:
+        if name == "boto3" or name.startswith("botocore"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_boto3)
+    target = SageMakerEndpointTarget(endpoint_name="e", endpoint_url="https://127.0.0.1:9")
+    result = run_case(REGISTRY["post.pcm.1"], target, FAST)
+    assert result.verdict is Verdict.SKIPPED, _shown({"post.pcm.1": result})
+    assert "needs boto3" in result.detail and "'deploy' extra" in result.detail
