@@ -28,8 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m bidi_tts.gateway",
         description="A local stand-in for the SageMaker runtime edge: serves "
         "InvokeEndpointWithBidirectionalStream over TLS + HTTP/2 and forwards each stream to a "
-        "container's WebSocket exactly as SageMaker does. Point the SDK at the printed URL "
-        "and trust the printed CA file.",
+        "container's WebSocket as SageMaker does; on the same port, InvokeEndpoint and "
+        "InvokeEndpointWithResponseStream (boto3, HTTP/1.1) forwarded to the container's "
+        "POST /invocations. Point the SDK at the printed URL and trust the printed CA file.",
     )
     parser.add_argument("--upstream", required=True, help="container base URL, e.g. http://127.0.0.1:8080")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")

@@ -184,3 +184,26 @@ def test_reference_container_timed_backend_streams_through_boto3(tmp_path: Path)
         container.stop()
     assert reply.content_type is not None and reply.content_type.startswith("audio/pcm")
     assert len(audio) > 24000 and len(audio) % 2 == 0
+
+
+def _raw_tls(gw: GatewayThread, alpn: list[str] | None, first: bytes) -> bytes:
+    import socket
+    import ssl
+
+    context = ssl.create_default_context(cafile=gw.ca_file)
+    if alpn is not None:
+        context.set_alpn_protocols(alpn)
+    port = int(gw.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, \
+            context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        tls.sendall(first)
+        return tls.recv(4096)
+
+
+def test_without_alpn_the_first_bytes_pick_the_protocol(gateway: GatewayThread) -> None:
+    request = b"POST /endpoints/x/invocations HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    assert _raw_tls(gateway, None, request).startswith(b"HTTP/1.1 403 ")  # no SigV4 Authorization
+    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+    answer = _raw_tls(gateway, None, preface)
+    assert answer[3] == 0x4 and not answer.startswith(b"HTTP/")  # an HTTP/2 SETTINGS frame
+    assert _raw_tls(gateway, ["http/1.1"], request).startswith(b"HTTP/1.1 403 ")
