@@ -42,7 +42,12 @@ def test_a_closed_session_ladder_holds_one_session_and_not_eight(tmp_path: Path,
 
 @pytest.mark.slow
 def test_a_session_ladder_through_the_sagemaker_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """--endpoint-name: the sessions go over InvokeEndpointWithBidirectionalStream to the local stand-in."""
+    """--endpoint-name: the sessions go over InvokeEndpointWithBidirectionalStream to the local stand-in.
+
+    The toy speaks 4 ms of audio a character (as the timed test above), so a turn is heard out in well
+    under a second and several turns start inside the 2-s window; at the toy's default 20 ms a character a
+    turn lasts ~3 s and a loaded machine can start none in the window (CI, stop 35).
+    """
     from tests.sagemaker.helpers import start_gateway
     from tests.toys.good import ServerThread, ToyConfig, ToyContainer
 
@@ -50,7 +55,7 @@ def test_a_session_ladder_through_the_sagemaker_stand_in(tmp_path: Path, monkeyp
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test-secret-not-real")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     out = tmp_path / "ladder.json"
-    with ServerThread(ToyContainer(ToyConfig(first_audio_delay_s=0.02)).app()) as srv, \
+    with ServerThread(ToyContainer(ToyConfig(first_audio_delay_s=0.02, audio_s_per_char=0.004)).app()) as srv, \
             start_gateway(srv.url, tmp_path / "certs") as gw:
         gateway_url = gw.url
         code = main(["--endpoint-name", "toy", "--endpoint-url", gw.url, "--endpoint-ca", gw.ca_file,
