@@ -20,6 +20,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bidi_tts.protocol import DEFAULT_SAMPLE_RATE
+from bidi_tts.transports.base import ConnectError
+from bidi_tts.transports.sagemaker_client import SageMakerTarget
+from bidi_tts.transports.sagemaker_errors import SageMakerOperationError, StreamFailure
+from bidi_tts.transports.sagemaker_response_stream import invoke_with_response_stream, response_stream_client
 from bidi_tts_loadtest.ladder_loops import JobFactory
 from bidi_tts_loadtest.ladder_rung import Collected, Sample
 
@@ -87,33 +91,24 @@ class EndpointJob:
         self.endpoint_name = endpoint_name
 
     def __call__(self, item: str, sample: Sample, collected: Collected) -> None:
-        from botocore.exceptions import BotoCoreError, ClientError
-
         collected.samples.append(sample)
         sample.chars = len(item)
         nbytes = 0
         try:
             sample.sent_at = time.perf_counter()
-            response = self.client.invoke_endpoint_with_response_stream(
-                EndpointName=self.endpoint_name, Body=_body(item), ContentType="application/json",
-                Accept="audio/pcm")
-            for event in response["Body"]:
-                part = event.get("PayloadPart")
-                if part is None:
-                    sample.error = "stream " + next(iter(event), "error")  # ModelStreamError, InternalStreamFailure
-                    return
-                data = part.get("Bytes") or b""
-                if data and sample.first_at is None:
-                    sample.first_at = time.perf_counter()
+            reply = invoke_with_response_stream(self.client, self.endpoint_name, _body(item), accept="audio/pcm")
+            for arrived_at, data in reply.chunks():
+                if sample.first_at is None:
+                    sample.first_at = arrived_at
                 nbytes += len(data)
             if not nbytes:
                 sample.error = "no audio"
-        except ClientError as exc:
-            error = exc.response.get("Error", {})
-            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-            sample.error = str(error.get("Code") or f"http {status}")
-            sample.refused = error.get("Code") in REFUSED_CODES or status in REFUSED_STATUS
-        except BotoCoreError:
+        except SageMakerOperationError as exc:
+            sample.error = exc.error_code or f"http {exc.status}"
+            sample.refused = exc.error_code in REFUSED_CODES or exc.status in REFUSED_STATUS
+        except StreamFailure as exc:
+            sample.error = f"stream {exc.error_code or 'error'}"  # ModelStreamError, InternalStreamFailure
+        except ConnectError:
             sample.error = "connection"
         finally:
             sample.done_at = time.perf_counter()
@@ -126,13 +121,8 @@ class EndpointJob:
 def endpoint_client(region: str, endpoint_url: str | None, endpoint_ca: str | None, pool: int,
                     timeout_s: float = 60.0) -> Any:
     """A boto3 ``sagemaker-runtime`` client with `pool` connections and no retries."""
-    import boto3
-    from botocore.config import Config
-
-    config = Config(max_pool_connections=max(10, pool), retries={"total_max_attempts": 1, "mode": "standard"},
-                    read_timeout=timeout_s, connect_timeout=min(10.0, timeout_s))
-    return boto3.client("sagemaker-runtime", region_name=region, endpoint_url=endpoint_url,
-                        verify=endpoint_ca if endpoint_ca else None, config=config)
+    target = SageMakerTarget("", region=region, endpoint_url=endpoint_url, ca_file=endpoint_ca)
+    return response_stream_client(target, read_timeout_s=timeout_s, pool=pool)
 
 
 def endpoint_jobs(client: Any, endpoint_name: str) -> JobFactory:

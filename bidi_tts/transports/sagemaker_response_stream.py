@@ -39,9 +39,10 @@ from bidi_tts.transports.sagemaker_errors import (
 __all__ = ["StreamedReply", "invoke_with_response_stream", "response_stream_client"]
 
 
-def response_stream_client(target: SageMakerTarget, *, read_timeout_s: float = 70.0) -> Any:
+def response_stream_client(target: SageMakerTarget, *, read_timeout_s: float = 70.0, pool: int = 10) -> Any:
     """A boto3 ``sagemaker-runtime`` client for `target` (region, endpoint URL, CA file), with one
-    attempt per call: a retried invocation would synthesize twice and hide the first failure.
+    attempt per call: a retried invocation would synthesize twice and hide the first failure; `pool`
+    connections (boto3 clients are thread-safe: one client for many threads needs one each).
     :class:`SageMakerConfigError` (one line, with the install command) when boto3 is missing."""
     try:
         import boto3
@@ -50,7 +51,7 @@ def response_stream_client(target: SageMakerTarget, *, read_timeout_s: float = 7
         raise SageMakerConfigError("the response-stream route needs boto3, which is not installed; "
                                    + install_hint("deploy")) from None
     config = Config(retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=read_timeout_s,
-                    connect_timeout=10)
+                    connect_timeout=min(10.0, read_timeout_s), max_pool_connections=max(10, pool))
     return boto3.client("sagemaker-runtime", region_name=target.region, endpoint_url=target.endpoint_url,
                         verify=target.ca_file if target.ca_file else True, config=config)
 
