@@ -7,8 +7,12 @@ An approximation of Application Auto Scaling's behaviour, not its code. What it 
   10 s) we take the scale-out alarm to fire on ``alarm_points`` (3) consecutive 10 s datapoints above
   the target, the shape the issue states; it is an option, so a different shape can be tried;
 - the new capacity is proportional: ceil(current x metric / target), never above the maximum;
-- no scale-out within the scale-out cooldown of the last one; capacity already on its way counts as
-  part of the new desired capacity (it is not added twice);
+- no scale-out within the scale-out cooldown of the last one, and none while instances are still
+  starting: one scaling activity at a time. UpdateEndpointWeightsAndCapacities "sets the endpoint
+  status to Updating. After updating the endpoint, it sets the status to InService" (SageMaker API
+  reference); that a second capacity update is not taken while the endpoint is Updating, and that
+  Application Auto Scaling starts no new scale-out while one is in progress, is our assumption (we
+  found no page that says either way), so the simulation never overlaps scale-outs;
 - scale-in is disabled in the target-tracking policy (``DisableScaleIn``); a step policy removes one
   instance when its alarm (the metric's Average over ``scale_in_period_s`` below ``scale_in_value``
   for ``scale_in_periods`` periods) is in alarm, not within the scale-in cooldown, never below the
@@ -78,9 +82,10 @@ class Autoscaler:
             self._period_end += p.period_s
             self.datapoints.append((t, value))
             self._breaches = self._breaches + 1 if value > p.target_value else 0
-            if self._breaches >= p.alarm_points and t - self.last_out >= p.scale_out_cooldown_s:
+            if (self._breaches >= p.alarm_points and t - self.last_out >= p.scale_out_cooldown_s
+                    and starting == 0):
                 desired = min(p.max_instances, math.ceil(in_service * value / p.target_value - 1e-9))
-                decision.add = max(0, desired - in_service - starting)
+                decision.add = max(0, desired - in_service)
                 if decision.add:
                     self.last_out = t
         if t + 1e-9 >= self._low_end:

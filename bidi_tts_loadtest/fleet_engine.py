@@ -18,7 +18,7 @@ import numpy as np
 
 from bidi_tts_loadtest.fleet_autoscaler import Autoscaler, Policy
 from bidi_tts_loadtest.fleet_inputs import Curve, Load
-from bidi_tts_loadtest.fleet_instance import FlowServer, SessionLatency, throughput_table, work_draws
+from bidi_tts_loadtest.fleet_instance import FlowServer, SessionLatency, overhead_s, throughput_table, work_draws
 from bidi_tts_loadtest.fleet_traces import Trace, arrivals, request_rates, session_rates
 
 #: After the trace ends, requests still queued get this long to finish; what is left counts as infinitely late.
@@ -31,7 +31,7 @@ class Setup:
     load: Load
     curve: Curve
     policy: Policy
-    scale_out_s: float
+    scale_out_s: float           # decision to serving: the launch, without the alarm's detection
     queue_bound: int | None
     trace: Trace                 # in simulated units (already divided by any scale-down)
     window_s: float = 60.0
@@ -39,6 +39,7 @@ class Setup:
     session_mean_s: float = 180.0
     turn_interval_s: float = 10.0
     seed: int = 0
+    detection_lag_s: float = 0.0  # the part of the plan's scale-out time the simulated alarm models itself
 
 
 @dataclass(slots=True)
@@ -90,6 +91,7 @@ def simulate(setup: Setup) -> Result:
     request = setup.load == "request"
     bound = setup.queue_bound if setup.queue_bound is not None else math.inf
     x = throughput_table(setup.curve, int(min(bound, 100_000))) if request else None
+    delay_ms = overhead_s(setup.curve) * 1000 if request else 0.0
     latency = None if request else SessionLatency(setup.curve)
     end_t = setup.trace.duration_s
     if request:
@@ -150,7 +152,7 @@ def simulate(setup: Setup) -> Result:
                     continue   # superseded by a later arrival's reschedule
                 arrived = srv.complete(now, inst.works)
                 w = widx(arrived)
-                win.latencies[w].append((now - arrived) * 1000.0)
+                win.latencies[w].append((now - arrived) * 1000.0 + delay_ms)
                 win.served[w] += 1
                 if srv.queue:
                     push(srv.due(), _DONE, a, srv.version)

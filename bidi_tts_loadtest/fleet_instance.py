@@ -3,10 +3,17 @@
 Request load: a flow-equivalent server. Under a closed loop of n clients the instance completed X(n)
 requests/s; the model serves its requests FIFO and, with n in the instance, completes work at X(n) per
 second (X interpolated between the rungs, linear from the origin below the first, flat beyond the
-last). Each request's work has mean 1 and the log-normal spread of the lowest rung (its p95/p50 of
-TTFA is the uncontended service time's spread). TTFA is the time to the end of the request's
-service: exact for a whole-message container (its first audio leaves when synthesis ends); for a
+last). TTFA is the time to the end of the request's service plus a fixed delay d that holds no
+server: exact for a whole-message container (its first audio leaves when synthesis ends); for a
 streaming one it is an upper bound, and its curve should be measured whole-message.
+
+The delay d: a one-client rung's cycle 1 / X(1) is the server's time per request (1 / X at the top
+rung, where the server never idles) plus what the server does not spend on it (HTTP, the client's
+turnaround). Counting that part as service made an instance look busier than it is under open
+arrivals (validated in docs/capacity.md: +40% at half load), so d = 1 / X(1) - 1 / X(top), X(1) is
+raised to X(top) (what the server does with one request inside), and each request's work (mean 1)
+takes the log-normal spread of the one-client TTFA less d. Without a one-client rung, d = 0 and the
+lowest rung's spread is used.
 
 By construction a closed loop at N clients replays the ladder: n stays N, throughput X(N), and by
 Little's law the mean latency is N / X(N), what the rung measured (tests/loadtest/test_fleet_instance.py).
@@ -33,17 +40,29 @@ def spread_sigma(p50: float, p95: float) -> float:
     return math.log(p95 / p50) / Z95 if p95 > p50 else 0.0
 
 
+def overhead_s(curve: Curve) -> float:
+    """d: the part of a one-client cycle the server's saturated throughput does not explain (s)."""
+    low, top = curve.points[0], max(curve.points, key=lambda p: p.achieved_rps)
+    if low.level != 1 or top is low:
+        return 0.0
+    return max(0.0, 1 / low.achieved_rps - 1 / top.achieved_rps)
+
+
 def throughput_table(curve: Curve, n_max: int) -> list[float]:
-    """X[n] for n = 0..n_max (requests/s with n requests in the instance)."""
+    """X[n] for n = 0..n_max (requests/s with n requests in the instance's server)."""
     levels = [0.0] + [p.level for p in curve.points]
     rps = [0.0] + [p.achieved_rps for p in curve.points]
+    if overhead_s(curve) > 0:
+        rps[1] = 1 / (1 / rps[1] - overhead_s(curve))
     return [float(v) for v in np.interp(np.arange(n_max + 1), levels, rps)]
 
 
 def work_draws(curve: Curve, count: int, rng: np.random.Generator) -> np.ndarray:
-    """Each request's work, mean 1, with the lowest rung's spread."""
+    """Each request's work, mean 1, with the one-client service time's spread (TTFA less d)."""
     low = curve.points[0]
-    sigma = spread_sigma(low.ttfa_p50_ms, low.ttfa_p95_ms)
+    d_ms = overhead_s(curve) * 1000
+    p50, p95 = low.ttfa_p50_ms - d_ms, low.ttfa_p95_ms - d_ms
+    sigma = spread_sigma(p50, p95) if p50 > 0 else spread_sigma(low.ttfa_p50_ms, low.ttfa_p95_ms)
     return rng.lognormal(-sigma * sigma / 2, sigma, count) if sigma > 0 else np.ones(count)
 
 
@@ -118,21 +137,32 @@ class SessionLatency:
 
 
 def closed_loop(curve: Curve, clients: int, duration_s: float, seed: int) -> list[float]:
-    """Latencies (s) of a closed loop of `clients` with no think time, after a warm-up of a tenth."""
+    """Latencies (s) of a closed loop of `clients` with no think time, after a warm-up of a tenth.
+
+    Each client spends d outside the server per cycle; a latency is its time in the server plus d.
+    """
     rng = np.random.default_rng(seed)
+    d = overhead_s(curve)
     server = FlowServer(throughput_table(curve, clients))
     works: deque[float] = deque()
-    draws = iter(work_draws(curve, int(duration_s * curve.points[-1].achieved_rps * 2) + clients + 10, rng))
-    for _ in range(clients):
-        server.admit(0.0, next(draws), works)
+    draws = iter(work_draws(curve, int(duration_s * max(p.achieved_rps for p in curve.points) * 3) + clients + 10,
+                            rng))
+    back: list[float] = [0.0] * clients    # when each client outside the server sends again
     out: list[float] = []
     now = 0.0
     while now < duration_s:
-        now = server.due()
+        due = server.due() if server.queue else math.inf
+        nxt = min(back) if back else math.inf
+        if nxt <= due:
+            back.remove(nxt)
+            server.admit(nxt, next(draws), works)
+            now = nxt
+            continue
+        now = due
         arrived = server.complete(now, works)
         if now > duration_s / 10:
-            out.append(now - arrived)
-        server.admit(now, next(draws), works)
+            out.append(now - arrived + d)
+        back.append(now + d)
     return out
 
 
@@ -143,6 +173,7 @@ def open_loop(curve: Curve, rate: float, duration_s: float, seed: int) -> list[f
     times = times[times < duration_s]
     works_in = work_draws(curve, len(times), rng)
     server = FlowServer(throughput_table(curve, 10_000))
+    d = overhead_s(curve)
     works: deque[float] = deque()
     out: list[float] = []
     i, n = 0, len(times)
@@ -154,5 +185,5 @@ def open_loop(curve: Curve, rate: float, duration_s: float, seed: int) -> list[f
         else:
             arrived = server.complete(due, works)
             if arrived > duration_s / 10:
-                out.append(due - arrived)
+                out.append(due - arrived + d)
     return out

@@ -1,8 +1,8 @@
 """The fleet simulation's report: per-window rows, totals, the verdict, the JSON and the plot.
 
 A plan PASSES when, in every window outside the declared surge window, p95 TTFA <= SLO and nothing was
-refused; the surge window runs from the surge's start to start + scale_out_s + one window (the time the
-autoscaler needs, at best, to bring capacity in). Every output says "simulation" and where the curve came from.
+refused; the surge window runs from the surge's start to start + the plan's scale-out time (detection
+lag and launch) + one window (the time the autoscaler needs, at best, to bring capacity in). Every output says "simulation" and where the curve came from.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Meta:
 
 def surge_window(setup: Setup) -> tuple[float, float] | None:
     s = setup.trace.surge_start_s
-    return None if s is None else (s, s + setup.scale_out_s + setup.window_s)
+    return None if s is None else (s, s + setup.detection_lag_s + setup.scale_out_s + setup.window_s)
 
 
 def build(setup: Setup, res: Result, meta: Meta) -> dict[str, Any]:

@@ -19,6 +19,11 @@ from bidi_tts_loadtest.fleet_inputs import FleetInputError, Plan, read_ladder, r
 from bidi_tts_loadtest.fleet_report import Meta, build, plot, text
 from bidi_tts_loadtest.fleet_traces import BUILTIN, Trace, ramp_surge_trough, read_trace
 
+#: The sample's 320 s scale-out time is 260 s measured from the desired count set to traffic recovered plus
+#: 60 s of policy detection lag (the planner's scale_out_s includes it). The simulated alarm detects on
+#: its own datapoints, so new instances serve scale_out_s - DETECTION_LAG_S after the decision.
+DETECTION_LAG_S = 60.0
+
 #: Auto scale-down keeps the simulated fleet's event rate near this many events per simulated second.
 EVENTS_PER_S = 1000.0
 
@@ -43,7 +48,11 @@ def _parser() -> exit_codes.Parser:
     p.add_argument("--scale-in-period-s", type=float, default=60.0)
     p.add_argument("--session-mean-s", type=float, default=180.0, help="session load: mean session duration")
     p.add_argument("--turn-interval-s", type=float, default=10.0, help="session load: mean time between turns")
-    p.add_argument("--scale-out-s", type=float, help="override the plan's scale_out_s (decision to serving)")
+    p.add_argument("--scale-out-s", type=float, help="override the plan's scale_out_s (detection lag included)")
+    p.add_argument("--detection-lag-s", type=float, default=DETECTION_LAG_S,
+                   help="the part of scale_out_s that is the alarm's detection, which the simulation models "
+                        f"itself; new instances serve scale_out_s minus this after the decision "
+                        f"(default {DETECTION_LAG_S:g}, the sample's split of its 320 s)")
     p.add_argument("--scale-down", type=float, help="simulate 1/K of the fleet (default: chosen for speed)")
     p.add_argument("--json", type=Path, help="write the report here")
     p.add_argument("--plot", type=Path, help="write a PNG here")
@@ -82,8 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     _positive(p, window_s=a.window_s, session_mean_s=a.session_mean_s, turn_interval_s=a.turn_interval_s,
               scale_down=a.scale_down, trough_s=a.trough_s, ramp_s=a.ramp_s, hold_s=a.hold_s, surge_s=a.surge_s,
               fall_s=a.fall_s, scale_in_period_s=a.scale_in_period_s)
-    if a.scale_out_s is not None and not (math.isfinite(a.scale_out_s) and a.scale_out_s >= 0):
-        p.error(f"--scale-out-s must be a non-negative number (got {a.scale_out_s})")
+    for name, v in (("scale-out-s", a.scale_out_s), ("detection-lag-s", a.detection_lag_s)):
+        if v is not None and not (math.isfinite(v) and v >= 0):
+            p.error(f"--{name} must be a non-negative number (got {v})")
     if a.alarm_points < 1 or a.scale_in_periods < 1:
         p.error("--alarm-points and --scale-in-periods must be at least 1")
     try:
@@ -98,18 +108,24 @@ def main(argv: list[str] | None = None) -> int:
             trace = read_trace(Path(a.trace), a.surge_start_s)
     except FleetInputError as exc:
         p.error(str(exc))
+    scale_out_s = plan.scale_out_s if a.scale_out_s is None else a.scale_out_s
+    if a.detection_lag_s > scale_out_s:
+        p.error(f"--detection-lag-s {a.detection_lag_s:g} is above the scale-out time {scale_out_s:g} s")
     peak = max(x for _, x in trace.points)
     rate = peak if plan.load == "request" else peak / a.turn_interval_s + peak / a.session_mean_s
     k = a.scale_down if a.scale_down else auto_scale_down(rate, plan.max_instances)
     setup = Setup(load=plan.load, curve=curve,
                   policy=scaled_policy(plan, k, a.statistic, a.alarm_points, a.scale_in_periods, a.scale_in_period_s),
-                  scale_out_s=plan.scale_out_s if a.scale_out_s is None else a.scale_out_s,
+                  scale_out_s=scale_out_s - a.detection_lag_s, detection_lag_s=a.detection_lag_s,
                   queue_bound=plan.queue_bound, trace=trace.scaled(k),
                   window_s=a.window_s, session_mean_s=a.session_mean_s, turn_interval_s=a.turn_interval_s,
                   seed=a.seed)
     print(f"fleet simulation: {trace.duration_s:.0f} s of {plan.load} load, 1/{k:g} of the fleet "
           f"(min {setup.policy.min_instances} x {k:g}, max {setup.policy.max_instances} x {k:g})...",
           file=sys.stderr, flush=True)
+    print(f"  new instances serve {setup.scale_out_s:g} s after a scale-out decision (scale-out time "
+          f"{scale_out_s:g} s less {a.detection_lag_s:g} s of detection lag, which the simulated alarm models "
+          "itself); one scaling activity at a time", file=sys.stderr, flush=True)
     started = time.monotonic()
     try:
         result = simulate(setup)

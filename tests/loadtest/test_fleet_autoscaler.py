@@ -36,13 +36,22 @@ def test_scale_out_needs_three_consecutive_datapoints_above_target() -> None:
     assert acted[0][1].add == 1                 # ceil(2 x 15 / 10) = 3 desired, 2 in service
 
 
-def test_desired_is_proportional_capped_at_max_and_counts_starting() -> None:
+def test_desired_is_proportional_and_capped_at_max() -> None:
     s = Autoscaler(policy(max_instances=5))
     acted = feed(s, 0, 30, 40.0)                # ceil(2 x 40 / 10) = 8 desired, capped at 5
     assert acted[0][1].add == 3
     s = Autoscaler(policy())
-    acted = feed(s, 0, 30, 40.0, in_service=2, starting=3)  # 8 desired, 5 there or coming
-    assert acted[0][1].add == 3
+    acted = feed(s, 0, 30, 40.0, in_service=2)
+    assert acted[0][1].add == 6
+
+
+def test_one_scaling_activity_at_a_time() -> None:
+    # the alarm is in alarm and the cooldown over, but instances are still starting: no second scale-out
+    s = Autoscaler(policy(scale_out_cooldown_s=0.0))
+    assert feed(s, 0, 600, 40.0, in_service=2, starting=3) == []
+    # once they serve, the next datapoint in alarm acts, from the capacity in service
+    acted = feed(s, 600, 10, 40.0, in_service=5, starting=0)
+    assert [(t, d.add) for t, d in acted] == [(610, 5)]   # ceil(5 x 40 / 10) = 20, capped at 10
 
 
 def test_no_scale_out_within_the_cooldown() -> None:

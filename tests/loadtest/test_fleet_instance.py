@@ -34,10 +34,11 @@ def test_a_closed_loop_replay_reproduces_the_ladder(level: int) -> None:
 
 
 class _OneRate(FlowServer):
-    """Broken on purpose: serves at X(1) whatever the count, as a model that ignored the curve would."""
+    """Broken on purpose: serves at the one-client rung's 16.08 rps whatever the count, as a model that
+    ignored the curve above it would."""
 
     def _rate(self) -> float:
-        return self.x[1] if self.queue else 0.0
+        return SAMPLE.points[0].achieved_rps if self.queue else 0.0
 
 
 def test_the_replay_check_catches_a_model_that_ignores_the_curve(monkeypatch: pytest.MonkeyPatch) -> None:

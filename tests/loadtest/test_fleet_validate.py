@@ -3,7 +3,8 @@
 The fast version of bench/bench_fleet_validation.py (which compares p95 at three rates on longer runs):
 a timed container whose synthesis takes a fixed 40 ms, a two-rung closed ladder, then Poisson arrivals
 at 60% of the measured capacity. The mean is compared (a p95 of a few dozen requests on a shared
-machine is noise); the bound is loose, but a model built from a wrong curve lands outside it.
+machine is noise); the bound is loose and one-sided (the model over-predicts here, measured), but a
+model built from a wrong curve lands outside it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def container(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unty
 
 
 def test_the_model_from_a_closed_ladder_predicts_open_loop_latency(container: str) -> None:
-    ladder = [asyncio.run(closed(container, n, 2.0, 0.5)) for n in (1, 3)]
+    ladder = [asyncio.run(closed(container, n, 3.0, 0.5)) for n in (1, 4)]
     capacity = max(r.achieved_rps for r in ladder)
     assert 0.5 / (SERVICE_MS / 1000) < capacity <= 1.05 / (SERVICE_MS / 1000)  # the container's known cost
     curve = curve_of(ladder, "test ladder")
@@ -48,7 +49,9 @@ def test_the_model_from_a_closed_ladder_predicts_open_loop_latency(container: st
     measured = asyncio.run(open_(container, rate, 4.0, 0.5, seed=1))
     observed = float(np.mean(measured.ttfa_ms))
     predicted = float(np.mean(open_loop(curve, rate, 2000.0, seed=1))) * 1000
-    assert predicted == pytest.approx(observed, rel=0.35)
+    # the model errs on the safe side here (docs/capacity.md, "Simulate the fleet": a closed ladder cannot
+    # tell the serial service time from per-request overhead that overlaps other requests), within 60%
+    assert observed * 0.9 < predicted < observed * 1.6
     # a model that took the instance for twice as fast predicts far less than what was measured
     fast = parse_curve([[p.level, 2 * p.achieved_rps, p.ttfa_p50_ms / 2, p.ttfa_p95_ms / 2] for p in curve.points],
                        "twice as fast")
