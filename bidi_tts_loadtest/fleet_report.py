@@ -2,7 +2,8 @@
 
 A plan PASSES when, in every window outside the declared surge window, p95 TTFA <= SLO and nothing was
 refused; the surge window runs from the surge's start to start + the plan's scale-out time (detection
-lag and launch) + one window (the time the autoscaler needs, at best, to bring capacity in). Every output says "simulation" and where the curve came from.
+lag and launch) + one window (the time the autoscaler needs, at best, to bring capacity in). Every
+output says "simulation" and where the curve came from.
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ def build(setup: Setup, res: Result, meta: Meta) -> dict[str, Any]:
                                         "(per-instance numbers and thresholds unchanged); counts below are "
                                         "multiplied back") if k != 1 else "full fleet simulated"},
         "surge_window_s": list(surge) if surge else None,
+        "scaling": {"launch_s": setup.scale_out_s, "detection_lag_s": setup.detection_lag_s,
+                    "one_activity_at_a_time": True,
+                    "scale_outs": [[t, n * k] for t, n in res.scale_outs], "scale_ins_s": list(res.scale_ins)},
         "verdict": verdict,
         "failing_windows": [{"t0_s": rows[w]["t0_s"], "broken": rows[w]["broken"],
                              "p95_ttfa_ms": rows[w]["p95_ttfa_ms"], "refused": rows[w]["refused"]} for w in failing],

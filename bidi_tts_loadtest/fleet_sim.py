@@ -94,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, v in (("scale-out-s", a.scale_out_s), ("detection-lag-s", a.detection_lag_s)):
         if v is not None and not (math.isfinite(v) and v >= 0):
             p.error(f"--{name} must be a non-negative number (got {v})")
+    if a.seed < 0:
+        p.error(f"--seed must be a non-negative integer (got {a.seed})")
     if a.alarm_points < 1 or a.scale_in_periods < 1:
         p.error("--alarm-points and --scale-in-periods must be at least 1")
     try:

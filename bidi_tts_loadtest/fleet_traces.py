@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,7 +65,7 @@ def read_trace(path: Path, surge_start_s: float | None) -> Trace:
         raise FleetInputError(f"--trace {path}: not a JSON list of [t_s, load]") from None
     ok = isinstance(rows, list) and len(rows) >= 2 and all(
         isinstance(r, list) and len(r) == 2 and all(isinstance(v, int | float) and not isinstance(v, bool)
-                                                     for v in r) for r in rows)
+                                                     and math.isfinite(v) for v in r) for r in rows)
     if not ok:
         raise FleetInputError(f"--trace {path}: not a JSON list of at least two [t_s, load]")
     pts = tuple((float(t), float(x)) for t, x in rows)

@@ -84,7 +84,8 @@ def build_parser() -> exit_codes.Parser:
     pol = p.add_argument_group("policy")
     pol.add_argument("--slo-ms", type=_positive, required=True, metavar="MS", help="p95 time to first audio")
     pol.add_argument("--scale-out-s", type=_positive, required=True, metavar="S",
-                     help="seconds from the load passing the target to the new instance serving (the alarm's detection lag included)")
+                     help="seconds from the load passing the target to the new instance serving "
+                          "(the alarm's detection lag included)")
     pol.add_argument("--surge", type=float, required=True, metavar="RATIO",
                      help="how much load may grow within the scale-out time, 1 <= RATIO < 2")
     pol.add_argument("--instance-type", required=True, metavar="TYPE")

@@ -96,6 +96,10 @@ def test_the_verdict_forgives_the_surge_window_and_nothing_else() -> None:
     (["--plan", str(SAMPLE), "--ladder", str(SAMPLE)], "not a ladder result"),
     (["--plan", str(SAMPLE), "--statistic", "Sum"], "invalid choice"),
     (["--plan", str(SAMPLE), "--scale-down", "-2"], "--scale-down must be a positive number"),
+    (["--plan", str(SAMPLE), "--window-s", "-60"], "--window-s must be a positive number"),
+    (["--plan", str(SAMPLE), "--seed", "x"], "invalid int value"),
+    (["--plan", str(SAMPLE), "--seed", "-1"], "--seed must be a non-negative integer"),
+    (["--plan", str(SAMPLE), "--detection-lag-s", "400"], "--detection-lag-s 400 is above the scale-out time"),
 ])
 def test_bad_input_is_one_line_and_exit_4(args: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:
@@ -122,7 +126,9 @@ def test_a_bad_plan_is_one_line_and_exit_4(edit: dict, expected: str, tmp_path: 
 
 
 def test_bad_trace_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for body, expected in (("[[0, 1]]", "at least two"), ("[[5, 1], [10, 2]]", "start at 0"), ("{", "JSON list")):
+    for body, expected in (("[[0, 1]]", "at least two"), ("[[5, 1], [10, 2]]", "start at 0"), ("{", "JSON list"),
+                           ("[[0, 1], [10, NaN]]", "at least two"), ("[[0, 1], [10, -3]]", "loads must be >= 0"),
+                           ("[[0, 1], [10, 2, 3]]", "at least two"), ("[[0, 1], [\"10\", 2]]", "at least two")):
         path = tmp_path / "trace.json"
         path.write_text(body)
         with pytest.raises(SystemExit) as stop:
@@ -138,6 +144,25 @@ def test_a_file_trace_with_its_surge_declared(tmp_path: Path) -> None:
     assert report["surge_window_s"] == [300.0, 680.0] and code == exit_codes.BROKEN
     # 100 rps needs 6 of the sample's instances and it starts with 1: the ramp-up refuses before the surge
     assert any(w["t0_s"] < 300 for w in report["failing_windows"])
+
+
+def test_new_capacity_serves_the_plans_scale_out_time_less_the_detection_lag(tmp_path: Path) -> None:
+    # 60 rps on the sample's single instance (17.9 rps): the alarm fires, and the added instances serve
+    # 320 - 60 = 260 s after the decision, not 320 s (the simulated alarm already spent the detection)
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps([[0, 60], [700, 60]]))
+    _, report = run(tmp_path, "--plan", str(SAMPLE), "--trace", str(trace), "--scale-down", "1")
+    scaling = report["scaling"]
+    assert scaling["launch_s"] == 260 and scaling["detection_lag_s"] == 60
+    decided = scaling["scale_outs"][0][0]
+    assert decided <= 40                                    # three 10 s datapoints above the target
+    grew = next(d["t_s"] for d in report["datapoints"] if d["in_service"] > 1)
+    assert decided + 260 <= grew <= decided + 270
+    # one activity at a time: the next scale-out is decided only after the first one's instances serve
+    assert all(t >= decided + 260 for t, _ in scaling["scale_outs"][1:])
+    _, report = run(tmp_path, "--plan", str(SAMPLE), "--trace", str(trace), "--scale-down", "1",
+                    "--detection-lag-s", "0")
+    assert report["scaling"]["launch_s"] == 320
 
 
 def test_the_command_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
