@@ -119,6 +119,16 @@ def read_ladder(path: Path) -> Curve:
     return parse_curve(rows, f"ladder {path}")
 
 
+def _origin(source: Any) -> str:
+    """Where the plan's curve came from, short: the planner writes a dict, a hand-written plan a sentence."""
+    if isinstance(source, dict):
+        ladder = source.get("ladder")
+        if isinstance(ladder, dict) and ladder.get("path"):
+            return f" (ladder {ladder['path']}, {ladder.get('load')} load, {ladder.get('loop')} loop)"
+        return f" ({source.get('capacity', 'hand-given')}, curve assumed)" if source.get("curve_assumed") else ""
+    return f" ({source})" if source else ""
+
+
 def read_plan(path: Path) -> Plan:
     data = _read_json(path)
     where = str(path)
@@ -130,7 +140,7 @@ def read_plan(path: Path) -> Plan:
     per = data.get("per_instance") or {}
     if not isinstance(per, dict):
         raise FleetInputError(f"{where}: 'per_instance' must be an object")
-    curve = parse_curve(per["curve"], f"plan {path}" + (f" ({data['source']})" if data.get("source") else "")) \
+    curve = parse_curve(per["curve"], f"plan {path}" + _origin(data.get("source"))) \
         if per.get("curve") is not None else None
     bound = data.get("queue_bound")
     if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 1):

@@ -74,13 +74,14 @@ def scaled_policy(plan: Plan, k: float, statistic: str, alarm_points: int, perio
                   scale_in_periods=periods, scale_in_period_s=period_s)
 
 
-def auto_scale_down(peak_rate: float, hi: int) -> float:
-    """The largest k <= peak_rate / EVENTS_PER_S that keeps max within 5% (ceil(max/k) * k).
+def auto_scale_down(peak_rate: float, hi: int, lo: int = 0) -> float:
+    """The largest k <= peak_rate / EVENTS_PER_S that keeps max and min within 5% (ceil(n/k) * k).
 
-    The minimum is rounded up (ceil(min/k) * k instances in effect, printed); a smaller k keeps it closer.
+    The minimum matters as much as the maximum: the trough fleet is what meets the ramp, and 1/6 of a
+    minimum of 2 would be rounded up to 6 instances in effect.
     """
     for k in range(max(1, math.floor(peak_rate / EVENTS_PER_S)), 1, -1):
-        if math.ceil(hi / k) * k <= hi * 1.05:
+        if math.ceil(hi / k) * k <= hi * 1.05 and math.ceil(lo / k) * k <= lo * 1.05:
             return float(k)
     return 1.0
 
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--detection-lag-s {a.detection_lag_s:g} is above the scale-out time {scale_out_s:g} s")
     peak = max(x for _, x in trace.points)
     rate = peak if plan.load == "request" else peak / a.turn_interval_s + peak / a.session_mean_s
-    k = a.scale_down if a.scale_down else auto_scale_down(rate, plan.max_instances)
+    k = a.scale_down if a.scale_down else auto_scale_down(rate, plan.max_instances, plan.min_instances)
     setup = Setup(load=plan.load, curve=curve,
                   policy=scaled_policy(plan, k, a.statistic, a.alarm_points, a.scale_in_periods, a.scale_in_period_s),
                   scale_out_s=scale_out_s - a.detection_lag_s, detection_lag_s=a.detection_lag_s,

@@ -150,8 +150,11 @@ def target_in_concurrency(plan: Plan) -> Finding | None:
     w = plan.at_target["time_in_system_s"]
     return Finding(OK, "target_in_concurrency",
                    f"target_value {plan.target_value:.2f} is requests in flight at an instance (queued + "
-                   f"executing), {METRIC}'s unit: L = lambda x W = {plan.lambda_target:.2f} x {w * 1000:.0f} ms "
-                   "(W the time in system at that load, not S). A closed-loop ladder's client concurrency "
+                   f"executing), {METRIC}'s unit, read on a fleet of {plan.max_instances} routed by least "
+                   "outstanding requests, which pools the instances (one instance alone would hold L = lambda x W "
+                   f"= {plan.lambda_target:.2f} x {w * 1000:.0f} ms = {plan.at_target['in_flight_single_instance']:.2f}"
+                   ", W the time in system at that load, not S; a target that high is reached in a pooled fleet "
+                   "only near saturation, so it scales out too late). A closed-loop ladder's client concurrency "
                    "equals the server's maximum only under closed loop (the sample measured 1.0); open "
                    f"arrivals vary: the 95th percentile in system at the target is "
                    f"{plan.at_target['in_system_p95']:g}, so a policy on the Maximum statistic scales out earlier")

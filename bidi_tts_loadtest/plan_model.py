@@ -210,6 +210,39 @@ def occupancy(curve: Curve, lam: float) -> Occupancy:
     return Occupancy(lam, tuple(float(t) / total for t in terms), ratio)
 
 
+def lor_mean_in_system(curve: Curve, lam: float, instances: int) -> float:
+    """Requests in flight at an instance of a fleet of `instances` routed by least outstanding requests.
+
+    The metric the policy tracks is read across a fleet that SageMaker routes LEAST_OUTSTANDING_REQUESTS,
+    which pools the instances: a request waits only when every instance is busy. The chain is on the
+    fleet's total m with the requests spread as evenly as routing can (m // N at each, one more at
+    m % N of them), so it departs at (m % N) X(q + 1) + (N - m % N) X(q), q = m // N; arrivals N x lam.
+    L per instance is its mean over N. One instance is the single-instance chain (`occupancy`).
+    """
+    if lam <= 0:
+        return 0.0
+    if lam >= curve.saturation_rps:
+        raise ValueError(f"arrivals {lam} /s at or above saturation {curve.saturation_rps} /s: no steady state")
+    flat = _flat_from(curve)
+    top = instances * (flat + 1)
+    levels = np.arange(0, flat + 2, dtype=float)
+    first = curve.rungs[0]
+    xs = np.where(levels <= first.level, first.rps * levels / first.level,
+                  np.interp(levels, [r.level for r in curve.rungs], [r.rps for r in curve.rungs]))
+    m = np.arange(1, top + 1)
+    q, r = m // instances, m % instances
+    deaths = r * xs[np.minimum(q + 1, flat + 1)] + (instances - r) * xs[np.minimum(q, flat + 1)]
+    logs = np.concatenate([[0.0], np.cumsum(np.log(lam * instances / deaths))])
+    logs -= logs.max()
+    terms = np.exp(logs)
+    ratio = lam / curve.saturation_rps  # past `top` every instance is on the flat part: geometric
+    tail_p = terms[-1] * ratio / (1 - ratio)
+    total = float(terms.sum()) + tail_p
+    mean = float((np.arange(top + 1) * terms).sum()) + terms[-1] * (top * ratio / (1 - ratio)
+                                                                    + ratio / (1 - ratio) ** 2)
+    return mean / total / instances
+
+
 def _erf(x: np.ndarray) -> np.ndarray:
     """Abramowitz & Stegun 7.1.26 (absolute error under 1.5e-7), on arrays."""
     sign, a = np.sign(x), np.abs(x)

@@ -110,9 +110,11 @@ def render(plan: Plan, found: list[Finding]) -> str:
             f"(throughput floor ceil({plan.peak:g} / {plan.rps_at_q_max:.2f}) = {plan.throughput_floor})",
             f"  min_instances    max({p.min_floor}, ceil({plan.trough:g} / {plan.lambda_target:.2f})) = "
             f"{plan.min_instances}",
-            f"  target_value     L = lambda x W = {plan.lambda_target:.2f} x {at['time_in_system_s'] * 1000:.0f} ms"
-            f" = {plan.target_value:.2f} requests in flight",
-            f"  scale_in_value   L at {n}/{n + 1} of lambda_target = "
+            f"  target_value     L per instance at lambda_target in {plan.max_instances} instances routed by least "
+            f"outstanding requests = {plan.target_value:.2f} requests in flight (one instance alone: L = lambda x W"
+            f" = {plan.lambda_target:.2f} x {at['time_in_system_s'] * 1000:.0f} ms = "
+            f"{at['in_flight_single_instance']:.2f})",
+            f"  scale_in_value   L at {n}/{n + 1} of lambda_target, read the same way = "
             f"{plan.scale_in_value:.2f}",
         ]
     elif plan.load == "session" and plan.target_value is not None:

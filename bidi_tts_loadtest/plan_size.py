@@ -17,6 +17,7 @@ from bidi_tts_loadtest.plan_model import (
     cost_per_million_chars,
     lambda_star,
     latency_p95_ms,
+    lor_mean_in_system,
     occupancy,
     scale_in_level,
 )
@@ -138,7 +139,11 @@ def plan_requests(policy: Policy, peak_rps: float, trough_rps: float, curve: Cur
     target_rate = star / policy.surge
     plan.lambda_target = target_rate
     occ = occupancy(curve, target_rate)
-    plan.target_value = occ.mean_in_system
+    plan.max_instances = request_fleet(peak_rps, target_rate, plan.throughput_floor, policy.min_floor)
+    # The metric is read on a fleet routed by least outstanding requests, which queues far less than
+    # one instance alone at the same rate: the target is L per instance in the largest fleet (smaller
+    # fleets queue more, so they reach it at a lower rate: earlier scale-out, the safe side).
+    plan.target_value = lor_mean_in_system(curve, target_rate, plan.max_instances)
     plan.at_target = {
         "time_in_system_s": occ.time_in_system_s,
         "ttfa_p95_ms": latency_p95_ms(curve, occ),
@@ -146,13 +151,14 @@ def plan_requests(policy: Policy, peak_rps: float, trough_rps: float, curve: Cur
         "share_finding_queue_full": occ.at_least(plan.queue_bound) if plan.queue_bound else 1.0,
         "ttfa_p95_at_lambda_star_ms": latency_p95_ms(curve, occupancy(curve, star)),
     }
-    plan.max_instances = request_fleet(peak_rps, target_rate, plan.throughput_floor, policy.min_floor)
     plan.min_instances = min(_fleet(trough_rps, target_rate, policy.min_floor), plan.max_instances)
-    # N survivors take N + 1 instances' arrivals; in concurrency units that is L at the lower rate,
-    # which (L convex in lambda) lies at or under target x N / (N + 1).
+    # N survivors take N + 1 instances' arrivals; in concurrency units that is L at the lower rate
+    # (read like the target, in the largest fleet), which (L convex in lambda) lies at or under
+    # target x N / (N + 1).
     plan.trough_capacity = plan.min_instances * star
     survivors = plan.min_instances
-    plan.scale_in_value = occupancy(curve, target_rate * survivors / (survivors + 1)).mean_in_system
+    plan.scale_in_value = lor_mean_in_system(curve, target_rate * survivors / (survivors + 1), plan.max_instances)
+    plan.at_target["in_flight_single_instance"] = occ.mean_in_system
     if service_mean_ms is not None:
         # The sample's rule: instances = peak x S / (concurrency target), S the uncontended service time.
         plan.uncontended_figure = math.ceil(peak_rps * service_mean_ms / 1000.0 / plan.target_value - 1e-9)

@@ -17,6 +17,7 @@ from bidi_tts_loadtest.plan_model import (
     cooldowns,
     lambda_star,
     latency_p95_ms,
+    lor_mean_in_system,
     occupancy,
 )
 from bidi_tts_loadtest.plan_size import AUDIO_S_PER_CHAR, TURN_PAUSE_S, default_chars_per_session_s
@@ -53,22 +54,36 @@ def test_a_planner_that_sizes_from_the_uncontended_service_time_fails_the_rule(
         assert_sized_from_throughput(mutant)
     monkeypatch.undo()
     _, plan = run(tmp_path, SAMPLE)
-    # The mutant: the sample's rule, peak x S / target, with its target (0.75 x Q_max) and with ours.
-    for target in (0.75 * 50, plan["target_value"]):
+    # The mutant: the sample's rule, peak x S / target, with its target (0.75 x Q_max), and with the target
+    # of one instance alone (L = lambda x W). With ours, read on a fleet routed by least outstanding
+    # requests (W close to S there), the rule lands near the throughput-sized figure: not a coincidence.
+    for target in (0.75 * 50, plan["per_instance"]["at_target"]["in_flight_single_instance"]):
         mutant = {**plan, "max_instances": math.ceil(5000 * 0.0613 / target)}
         with pytest.raises(AssertionError):
             assert_sized_from_throughput(mutant)
-    assert plan["uncontended_figure"] == math.ceil(5000 * 0.0613 / plan["target_value"]) < 280
+    assert plan["uncontended_figure"] == math.ceil(5000 * 0.0613 / plan["target_value"])
 
 
-def test_the_target_is_littles_l_with_the_time_in_system_not_the_service_time(tmp_path: Path) -> None:
+def test_the_target_is_the_lor_fleets_l_not_one_instances(tmp_path: Path) -> None:
     _, plan = run(tmp_path, SAMPLE)
     at = plan["per_instance"]["at_target"]
     lam = plan["per_instance"]["lambda_target"]
-    assert plan["target_value"] == pytest.approx(lam * at["time_in_system_s"], rel=1e-3)
-    # W at that load is queueing as well as service: four times S, so lambda x S would be 4x too low.
+    curve = Curve([Rung(*row) for row in plan["per_instance"]["curve"]])
+    # one instance alone: Little's L with the time in system (queueing included), four times S
+    assert at["in_flight_single_instance"] == pytest.approx(lam * at["time_in_system_s"], rel=1e-3)
     assert at["time_in_system_s"] > 3 * 0.0613
-    assert plan["target_value"] > 3 * lam * 0.0613
+    # the metric is read on 370 instances routed by least outstanding requests: they pool, so it is lower
+    assert plan["target_value"] == pytest.approx(lor_mean_in_system(curve, lam, plan["max_instances"]), rel=1e-3)
+    assert lam * 0.0613 * 0.9 < plan["target_value"] < at["in_flight_single_instance"] / 3
+
+
+def test_the_lor_chain_is_the_single_chain_for_one_instance_and_pools_for_many() -> None:
+    mm1 = Curve([Rung(1, 10.0, 100.0, 100.0)])
+    assert lor_mean_in_system(mm1, 7.0, 1) == pytest.approx(0.7 / 0.3)            # M/M/1: rho / (1 - rho)
+    # M/M/2 at rho 0.7: L = 2 rho / (1 - rho^2) in all, so 0.7 / 0.51 = 1.37 an instance
+    assert lor_mean_in_system(mm1, 7.0, 2) == pytest.approx(0.7 / (1 - 0.49), rel=1e-6)
+    # many instances: a request almost never waits, L -> rho
+    assert lor_mean_in_system(mm1, 7.0, 400) == pytest.approx(0.7, rel=0.01)
 
 
 def test_the_chain_reproduces_mm1() -> None:
@@ -139,11 +154,12 @@ def test_scale_in_leaves_the_survivors_under_the_target(tmp_path: Path) -> None:
         lam = plan["per_instance"]["lambda_target"]
         curve = Curve([Rung(*row) for row in plan["per_instance"]["curve"]])
         at_scale_in = lam * n / (n + 1)  # the per-instance rate whose L is scale_in_value
-        assert occupancy(curve, at_scale_in).mean_in_system == pytest.approx(plan["scale_in_value"], rel=1e-3)
+        big = plan["max_instances"]
+        assert lor_mean_in_system(curve, at_scale_in, big) == pytest.approx(plan["scale_in_value"], rel=1e-3)
         # n survivors take n + 1 instances' arrivals: they land on the target, not above it
-        assert occupancy(curve, at_scale_in * (n + 1) / n).mean_in_system == pytest.approx(plan["target_value"],
-                                                                                           rel=1e-3)
-        assert plan["scale_in_value"] <= plan["target_value"] * n / (n + 1)
+        assert lor_mean_in_system(curve, at_scale_in * (n + 1) / n, big) == pytest.approx(plan["target_value"],
+                                                                                            rel=1e-3)
+        assert plan["scale_in_value"] <= plan["target_value"] * n / (n + 1) * (1 + 1e-3)  # pooled L: ~linear
 
 
 def test_cooldowns_follow_the_scale_out_time() -> None:
