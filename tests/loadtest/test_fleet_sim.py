@@ -16,11 +16,12 @@ from bidi_tts_loadtest.fleet_inputs import parse_curve
 from bidi_tts_loadtest.fleet_report import Meta, build
 from bidi_tts_loadtest.fleet_sim import main
 from bidi_tts_loadtest.fleet_traces import Trace
+from bidi_tts_loadtest.plan import main as plan_main
+from tests.loadtest.plan_helpers import SAMPLE as PLAN_SAMPLE
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = DATA / "fleet_plan_sample.json"
-THROUGHPUT = DATA / "fleet_plan_throughput.json"
 # the sample's scenario, shortened where the verdicts do not depend on it (the ramp's slope does: kept)
 SHORT = ["--trough-s", "120", "--hold-s", "120", "--surge-s", "120", "--fall-s", "300"]
 
@@ -53,13 +54,44 @@ def test_without_a_queue_bound_the_samples_plan_breaks_the_latency_slo(tmp_path:
     assert any("p95" in w["broken"] for w in report["failing_windows"]) and report["totals"]["refused"] == 0
 
 
-def test_a_plan_sized_from_throughput_passes_outside_the_surge_window(tmp_path: Path) -> None:
-    code, report = run(tmp_path, "--plan", str(THROUGHPUT), *SHORT, "--scale-down", "30")
+def planner_plan(tmp_path: Path, *extra: str) -> Path:
+    """The planner's own JSON for the sample's scenario (not a hand-written plan)."""
+    out = tmp_path / "plan.json"
+    assert plan_main([*PLAN_SAMPLE, *extra, "--json", str(out)]) == exit_codes.OK
+    return out
+
+
+def test_the_planners_plan_with_a_standing_floor_passes_and_with_one_instances_target_fails(
+        tmp_path: Path) -> None:
+    # min 180: the floor that rides the hour-long ramp (docs/capacity.md, "Simulate the fleet")
+    path = planner_plan(tmp_path, "--min-floor", "180")
+    code, report = run(tmp_path, "--plan", str(path), *SHORT, "--statistic", "Average", "--scale-down", "30")
     assert code == exit_codes.OK and report["verdict"] == "PASS" and not report["failing_windows"]
     assert report["totals"]["peak_instances"] >= 280 and report["totals"]["refused"] == 0
     start, end = report["surge_window_s"]
     assert start == 120 + 3600 + 120 and end == start + 320 + 60
     assert report["scale_down"]["k"] == 30 and "1/30" in report["scale_down"]["note"]
+    # the same plan with the target of one instance alone (L = lambda x W = 3.35): a fleet routed by least
+    # outstanding requests reaches it only near saturation, so it scales out too late and refuses
+    plan = json.loads(path.read_text())
+    plan["target_value"] = plan["per_instance"]["at_target"]["in_flight_single_instance"]
+    path.write_text(json.dumps(plan))
+    code, report = run(tmp_path, "--plan", str(path), *SHORT, "--statistic", "Average", "--scale-down", "30")
+    assert code == exit_codes.BROKEN and report["totals"]["refused"] > 0
+    assert any("refused" in w["broken"] for w in report["failing_windows"])
+
+
+def test_the_planners_plan_as_printed_fails_the_ramp_from_its_trough(tmp_path: Path) -> None:
+    # min 2: the trough fleet carries 33.8 rps at the SLO; a ramp of 1 rps a second (the built-in one is
+    # 1.39) outgrows it before new capacity serves, 290 s after the load passed the target
+    path = planner_plan(tmp_path)
+    trace = tmp_path / "ramp.json"
+    trace.write_text(json.dumps([[0, 10], [120, 10], [720, 610], [900, 610]]))
+    code, report = run(tmp_path, "--plan", str(path), "--trace", str(trace), "--statistic", "Average",
+                       "--scale-down", "1")
+    assert code == exit_codes.BROKEN
+    assert report["failing_windows"][0]["t0_s"] < 720 and "refused" in report["failing_windows"][0]["broken"]
+    assert report["scaling"]["scale_outs"] and report["totals"]["refused"] > 0
 
 
 # -- the verdict, judged on hand-made results ------------------------------------------------------
