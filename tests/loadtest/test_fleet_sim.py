@@ -86,11 +86,11 @@ def test_the_planners_plan_as_printed_fails_the_ramp_from_its_trough(tmp_path: P
     # 1.39) outgrows it before new capacity serves, 290 s after the load passed the target
     path = planner_plan(tmp_path)
     trace = tmp_path / "ramp.json"
-    trace.write_text(json.dumps([[0, 10], [120, 10], [720, 610], [900, 610]]))
+    trace.write_text(json.dumps([[0, 10], [120, 10], [420, 310], [480, 310]]))
     code, report = run(tmp_path, "--plan", str(path), "--trace", str(trace), "--statistic", "Average",
                        "--scale-down", "1")
     assert code == exit_codes.BROKEN
-    assert report["failing_windows"][0]["t0_s"] < 720 and "refused" in report["failing_windows"][0]["broken"]
+    assert report["failing_windows"][0]["t0_s"] < 420 and "refused" in report["failing_windows"][0]["broken"]
     assert report["scaling"]["scale_outs"] and report["totals"]["refused"] > 0
 
 
