@@ -59,6 +59,10 @@ def _number(data: dict[str, Any], key: str, where: str, *, default: float | None
             positive: bool = False) -> float:
     value = data.get(key)
     if value is None:
+        if default is None and key not in data:
+            raise FleetInputError(f"{where}: '{key}' is missing (a plan the planner writes with --json has it)")
+        if default is None:
+            raise FleetInputError(f"{where}: '{key}' is null (a plan with a STOP finding: see its findings)")
         value = default
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise FleetInputError(f"{where}: '{key}' must be a number (got {value!r})")

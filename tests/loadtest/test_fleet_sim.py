@@ -157,6 +157,19 @@ def test_a_bad_plan_is_one_line_and_exit_4(edit: dict, expected: str, tmp_path: 
     assert stop.value.code == exit_codes.USAGE and expected in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("key", ["max_instances", "target_value", "slo_ms", "peak", "scale_out_s"])
+def test_a_plan_with_a_key_missing_is_one_line_and_exit_4(key: str, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    plan = json.loads(SAMPLE.read_text())
+    del plan[key]
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    with pytest.raises(SystemExit) as stop:
+        main(["--plan", str(path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert stop.value.code == exit_codes.USAGE and len(err) == 1 and f"'{key}' is missing" in err[0]
+
+
 def test_bad_trace_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for body, expected in (("[[0, 1]]", "at least two"), ("[[5, 1], [10, 2]]", "start at 0"), ("{", "JSON list"),
                            ("[[0, 1], [10, NaN]]", "at least two"), ("[[0, 1], [10, -3]]", "loads must be >= 0"),
