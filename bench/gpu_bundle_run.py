@@ -97,10 +97,17 @@ class Bundle:
         return torch.from_numpy(pack[min(len(phonemes), len(pack)) - 1].copy())  # [1, 256]
 
 
+def _pack_module() -> Any:
+    try:
+        from bench import gpu_bundle_pack  # in the checkout
+    except ImportError:
+        import gpu_bundle_pack  # in the bundle, beside this file
+    return gpu_bundle_pack
+
+
 def verify_state(state: dict[str, Any], want: str) -> str:
     """The state dict's sha256, which must be the one computed from the converter's output at bundle time."""
-    import gpu_bundle_pack
-
+    gpu_bundle_pack = _pack_module()
     digest = gpu_bundle_pack.state_sha256(state)
     if digest != want:
         raise CheckFailed(f"rebuilt weights sha256 {digest[:16]}... differ from the bundle's {want[:16]}...")
@@ -109,9 +116,10 @@ def verify_state(state: dict[str, Any], want: str) -> str:
 
 def rebuild(bundle: Bundle, work: Path) -> tuple[Any, dict[str, Any]]:
     """The KModel with the rebuilt weights (CPU); raises CheckFailed when a checksum differs."""
-    import gpu_bundle_pack
     import torch
-    import torch_weights
+    import torch_weights  # the bundle's copy of reference_container/torch_weights.py
+
+    gpu_bundle_pack = _pack_module()
 
     started = time.perf_counter()
     try:

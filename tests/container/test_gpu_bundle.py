@@ -22,12 +22,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bench import gpu_bundle, gpu_bundle_pack
+from bench import gpu_bundle, gpu_bundle_pack, gpu_bundle_run
 from reference_container import assets
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.append(str(ROOT / "bench"))  # the runner imports its bundle neighbours by their flat names
-import gpu_bundle_run  # noqa: E402
 
 
 def _tiny_onnx(path: Path) -> None:
@@ -112,8 +110,8 @@ def _albert_pair() -> tuple[Any, Any]:
     from bench import gpu_bundle_albert as shim
 
     # Kokoro's plbert shape, smaller (768 wide, 12 heads, 2048 inner, 12 layers there): the same code paths.
-    plbert = {"hidden_size": 96, "num_attention_heads": 4, "intermediate_size": 192,
-              "max_position_embeddings": 512, "num_hidden_layers": 4, "dropout": 0.1}
+    plbert: dict[str, Any] = {"hidden_size": 96, "num_attention_heads": 4, "intermediate_size": 192,
+                              "max_position_embeddings": 512, "num_hidden_layers": 4, "dropout": 0.1}
     torch.manual_seed(0)
     real = CustomAlbert(AlbertConfig(vocab_size=178, **plbert)).eval()
     with torch.no_grad():  # trained-size activations (init's are tiny): where gelu and gelu_new part ways
@@ -213,7 +211,7 @@ def fresh_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     if python is None:
         pytest.skip("no Python 3.12 for uv here (UV_PYTHON, uv python find, pyenv)")
     venv = where / "venv"
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env = _clean_env()
     subprocess.run([*uv, "venv", "-q", "--python", python, str(venv)], cwd=where, env=env, check=True, timeout=120)
     pins = [f"{name}=={metadata.version(name).split('+')[0]}" for name in ("torch", "numpy", "onnx")]
     subprocess.run([*uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *pins], cwd=where,
@@ -232,10 +230,14 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def _clean_env() -> dict[str, str]:
+    """This environment without what would put the project (or its venv) on the path."""
+    return {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "OUT")}
+
+
 def _run(python: str, bundle: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "OUT")}
     return subprocess.run(["bash", str(bundle / "run.sh"), *args], cwd=cwd, capture_output=True, text=True,
-                          env=env | {"PYTHON": python, "OUT": str(cwd / "out")}, timeout=600)
+                          env=_clean_env() | {"PYTHON": python, "OUT": str(cwd / "out")}, timeout=600)
 
 
 @pytest.mark.slow
@@ -244,7 +246,7 @@ def test_bundle_fits_one_call_and_runs_quick_in_a_fresh_venv(bundle: Path, fresh
     total = gpu_bundle.bundle_bytes(bundle) + gpu_bundle.tracked_bytes()
     assert total < gpu_bundle.CALL_LIMIT, total
     assert not (ROOT in bundle.parents or ROOT in tmp_path.parents)
-    lonely = subprocess.run([fresh_python, "-c", "import reference_container"], cwd=tmp_path,
+    lonely = subprocess.run([fresh_python, "-c", "import reference_container"], cwd=tmp_path, env=_clean_env(),
                             capture_output=True, text=True, timeout=60)
     assert lonely.returncode != 0  # the project is not installed there
     run = _run(fresh_python, bundle, tmp_path, "--device", "cpu", "--quick")
@@ -264,6 +266,12 @@ def test_bundle_fits_one_call_and_runs_quick_in_a_fresh_venv(bundle: Path, fresh
     assert report["cost_split"]["stage_ms_per_call"]["decoder"] > 0
     assert (tmp_path / "out" / "run.log").read_text().count("rebuild: 688 tensors") == 1
 
+    from bench import gpu_profile  # the real output's shape converts (a CPU run: never shipped)
+
+    profile = gpu_profile.profile_from(report, "gpu_results.json", name="cpu-smoke", g2p_from="h200-eager",
+                                       allow_cpu=True)
+    assert profile["call_ms_by_tokens"][0][1] == report["ttfa_batch1"]["eager_fp32"][0]["median_ms"]
+
 
 @pytest.mark.slow
 def test_bundle_with_a_wrong_checksum_stops_with_one_line(bundle: Path, fresh_python: str, tmp_path: Path) -> None:
@@ -281,3 +289,53 @@ def test_bundle_with_a_wrong_checksum_stops_with_one_line(bundle: Path, fresh_py
 
 def manifest_sha(bundle: Path) -> str:
     return str(json.loads((bundle / "manifest.json").read_text())["weights"]["state_sha256"])
+
+
+# --- results -> profile (bench/gpu_profile.py) -----------------------------------------------------------------
+
+def _results(device: str = "cuda", quick: bool = False) -> dict[str, Any]:
+    """The shape run.sh writes (see the proof test), with round numbers."""
+    def row(tokens: int, ms: list[float], audio_s: float) -> dict[str, Any]:
+        return {"tokens": tokens, "chars": tokens, "audio_s": audio_s, "ms": ms, "median_ms": sorted(ms)[1]}
+
+    return {"device": device, "quick": quick, "gpu": "NVIDIA H200", "torch": "2.11",
+            "started_at": "2026-12-02T12:00:00Z", "bundle": {"commit": "abc1234"},
+            "ttfa_batch1": {"eager_fp32": [row(10, [39, 40, 41], 0.8), row(60, [59, 60, 61], 3.3),
+                                           row(110, [79, 80, 81], 5.8)]},
+            "concurrency": {"plain": [{"sessions": 1, "audio_per_wall_s": 50.0},
+                                      {"sessions": 4, "audio_per_wall_s": 75.0}], "batched": []},
+            "batch_passes": {"shared_fraction": 0.62}}
+
+
+def test_profile_from_a_gpu_run_fits_calls_audio_curve_and_batch_share() -> None:
+    from bench import gpu_profile
+
+    profile = gpu_profile.profile_from(_results(), "r.json", name="h200-measured", g2p_from="h200-eager")
+    assert profile["call_fixed_ms"] == pytest.approx(36.0) and profile["call_per_token_ms"] == pytest.approx(0.4)
+    assert profile["call_ms_by_tokens"] == [[10.0, 40.0], [60.0, 60.0], [110.0, 80.0]]
+    assert profile["audio_s_per_token"] == pytest.approx(0.05) and profile["audio_s_per_call"] == pytest.approx(0.3)
+    assert profile["throughput_by_concurrency"] == {"1": 1.0, "4": 1.5}
+    assert profile["batch_shared_fraction"] == 0.62
+    assert profile["call_cv"] == pytest.approx(statistics_cv([39, 40, 41], [59, 60, 61], [79, 80, 81]), abs=1e-4)
+    assert profile["g2p_fixed_ms"] == 10.0 and "G2P fields from h200-eager" in profile["source"]
+    assert "r.json, run 2026-12-02T12:00:00Z on NVIDIA H200" in profile["source"]
+
+
+def statistics_cv(*samples: list[float]) -> float:
+    import statistics
+
+    return statistics.fmean(statistics.pstdev(s) / statistics.fmean(s) for s in samples)
+
+
+def test_profile_refuses_a_cpu_or_quick_run_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import gpu_profile
+
+    for results in (_results(device="cpu"), _results(quick=True)):
+        with pytest.raises(gpu_profile.ResultsError, match="not a GPU measurement"):
+            gpu_profile.profile_from(results, "r.json", name="x", g2p_from="h200-eager")
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_results(device="cpu")))
+    assert gpu_profile.main([str(path), "--out", str(tmp_path / "p.json")]) == 4
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "gpu_profile: r.json is a cpu run, not a GPU measurement (--allow-cpu to convert it anyway)"]
+    assert not (tmp_path / "p.json").exists()
