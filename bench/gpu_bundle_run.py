@@ -309,6 +309,13 @@ def concurrency_step(call: Callable[[str, Any], Any], bundle: Bundle, device: st
     return row
 
 
+def batch_size_mean(sizes: list[int], warmed: bool) -> float | None:
+    """Mean batch size of the measured step; the warm-up call, when one was made, is the first batch
+    (a batch of one on its own) and is left out."""
+    measured = sizes[1:] if warmed else sizes
+    return sum(measured) / len(measured) if measured else None
+
+
 def concurrency(model: Any, bundle: Bundle, device: str, quick: bool, seconds: float, window_ms: float,
                 report: dict[str, Any], save: Callable[[], None]) -> None:
     from torch_batch import BatchedModel, Batcher
@@ -324,13 +331,13 @@ def concurrency(model: Any, bundle: Bundle, device: str, quick: bool, seconds: f
             else:
                 batcher = Batcher(model, window_s=window_ms / 1000, max_batch=sessions)
                 call = BatchedModel(batcher)
-            if not quick:
+            warmed = not quick
+            if warmed:
                 warm = bundle.manifest["corpus"][0]["phonemes"]
                 call(warm, bundle.style("af_heart", warm))  # warm the path
             row = concurrency_step(call, bundle, device, sessions, seconds, bundle.units(quick))
             if batcher is not None:
-                sizes = batcher.batch_sizes[1:]
-                row["batch_size_mean"] = sum(sizes) / len(sizes) if sizes else None
+                row["batch_size_mean"] = batch_size_mean(batcher.batch_sizes, warmed)
             report["concurrency"][path].append(row)
             log.info("%7s sessions=%2d audio s/s=%7.1f p50/p95=%6.0f/%6.0f ms calls=%d gpu_mem=%s util=%s",
                      path, sessions, row["audio_per_wall_s"], row["latency_p50_ms"], row["latency_p95_ms"],

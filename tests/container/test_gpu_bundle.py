@@ -102,6 +102,15 @@ def test_duration_check_passes_within_five_percent_and_fails_beyond() -> None:
         gpu_bundle_run.check_duration(_model_speaking(4.0, value=float("nan")), _Bundle(4.0))
 
 
+def test_batch_size_mean_leaves_out_the_warm_up_batch_only_when_one_was_made() -> None:
+    # --quick makes no warm-up call: its one batch is the measurement (the old [1:] dropped it: None)
+    assert gpu_bundle_run.batch_size_mean([2], warmed=False) == 2
+    assert gpu_bundle_run.batch_size_mean([1, 4, 2], warmed=False) == pytest.approx(7 / 3)
+    assert gpu_bundle_run.batch_size_mean([1, 4, 2], warmed=True) == 3  # the warm-up's batch of one is out
+    assert gpu_bundle_run.batch_size_mean([1], warmed=True) is None
+    assert gpu_bundle_run.batch_size_mean([], warmed=False) is None
+
+
 def _albert_pair() -> tuple[Any, Any]:
     import torch
     from kokoro.modules import CustomAlbert
