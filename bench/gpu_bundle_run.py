@@ -320,7 +320,7 @@ def concurrency(model: Any, bundle: Bundle, device: str, quick: bool, seconds: f
                 report: dict[str, Any], save: Callable[[], None]) -> None:
     from torch_batch import BatchedModel, Batcher
 
-    levels = (2,) if quick else SESSIONS  # --quick: each path once, two sessions at a time
+    levels = (1, 2) if quick else SESSIONS  # --quick: one session (the profile's baseline) and two
     report["concurrency"] = {"window_ms": window_ms, "seconds_per_step": seconds, "plain": [], "batched": []}
     for path in ("plain", "batched"):
         for sessions in levels:

@@ -268,9 +268,10 @@ def test_bundle_fits_one_call_and_runs_quick_in_a_fresh_venv(bundle: Path, fresh
     assert abs(report["check"]["ratio"] - 1) <= 0.05 and report["check"]["rms"] > 1e-3
     assert report["ttfa_batch1"]["eager_fp32"][0]["median_ms"] > 0
     for path in ("plain", "batched"):
-        (row,) = report["concurrency"][path]
-        assert row["calls"] >= 2 and row["audio_per_wall_s"] > 0
-    assert report["concurrency"]["batched"][0]["batch_size_mean"] >= 1
+        rows = report["concurrency"][path]
+        assert [r["sessions"] for r in rows] == [1, 2]
+        assert all(r["calls"] >= 1 and r["audio_per_wall_s"] > 0 for r in rows)
+    assert all(r["batch_size_mean"] >= 1 for r in report["concurrency"]["batched"])
     assert [r["k"] for r in report["batch_passes"]["rows"]] == [1, 2]
     assert report["cost_split"]["stage_ms_per_call"]["decoder"] > 0
     assert (tmp_path / "out" / "run.log").read_text().count("rebuild: 688 tensors") == 1
@@ -279,7 +280,9 @@ def test_bundle_fits_one_call_and_runs_quick_in_a_fresh_venv(bundle: Path, fresh
 
     profile = gpu_profile.profile_from(report, "gpu_results.json", name="cpu-smoke", g2p_from="h200-eager",
                                        allow_cpu=True)
-    assert profile["call_ms_by_tokens"][0][1] == report["ttfa_batch1"]["eager_fp32"][0]["median_ms"]
+    first = report["ttfa_batch1"]["eager_fp32"][0]["median_ms"]
+    assert profile["call_ms_by_tokens"][0][1] == pytest.approx(first, abs=1e-3)  # rounded to 3 places
+    assert set(profile["throughput_by_concurrency"]) == {"1", "2"} and profile["throughput_by_concurrency"]["1"] == 1
 
 
 @pytest.mark.slow
