@@ -24,7 +24,6 @@ is done here, at bundle time:
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
@@ -39,6 +38,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import gpu_bundle_pack  # noqa: E402
+from bidi_tts.exit_codes import Parser  # noqa: E402
 
 CALL_LIMIT = 64 * 2**20  # what one call to the GPU machine carries, checkout included
 VOICES = ("af_heart", "am_adam", "bf_emma", "bm_george")
@@ -156,8 +156,23 @@ def _commit() -> str:
         return "unknown"
 
 
+def _empty_folder(out: Path) -> None:
+    """Make `out` (or take it empty) before minutes of work; BundleError (one line) when it cannot be."""
+    if out.exists() and not out.is_dir():
+        raise BundleError(f"{out} exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()):
+        raise BundleError(f"{out} exists and is not empty")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / ".write-test").touch()
+        (out / ".write-test").unlink()
+    except OSError as exc:
+        raise BundleError(f"cannot write {out}: {exc.strerror}") from None
+
+
 def build(out: Path, kokoro_dir: Path | None = None, log: Any = print) -> dict[str, Any]:
     """Write the bundle into `out`; `kokoro_dir` holds config.json and voices/ (default: where the container looks)."""
+    _empty_folder(out)  # before the imports and the minutes of work
     import numpy as np
     import torch
 
@@ -171,9 +186,6 @@ def build(out: Path, kokoro_dir: Path | None = None, log: Any = print) -> dict[s
     missing = [v for v in VOICES if v not in bank.packs]
     if missing:
         raise BundleError(f"voice packs missing here: {', '.join(missing)}")
-    if out.exists() and any(out.iterdir()):
-        raise BundleError(f"{out} exists and is not empty")
-    out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     vocab = json.loads(config.read_text(encoding="utf-8"))["vocab"]
     onnx_path = assets.onnx_model_path(None, None)
@@ -186,7 +198,8 @@ def build(out: Path, kokoro_dir: Path | None = None, log: Any = print) -> dict[s
     check_ps = next(iter(phonemize([CHECK_TEXT], vocab)))["phonemes"]
     log(f"gpu_bundle: {len(units)} corpus units phonemized ({time.perf_counter() - started:.0f} s)")
     rows = max(max(len(u["phonemes"]) for u in units), len(check_ps))
-    np.savez_compressed(out / "voices.npz", **{v: bank.packs[v][:rows] for v in VOICES})
+    packs: dict[str, Any] = {v: bank.packs[v][:rows] for v in VOICES}
+    np.savez_compressed(out / "voices.npz", **packs)
     check_style = bank.packs["af_heart"][len(check_ps) - 1]
     check = {"text": CHECK_TEXT, "phonemes": check_ps, "voice": "af_heart",
              "onnx_duration_s": onnx_duration(onnx_path, vocab, check_ps, check_style)}
@@ -199,7 +212,7 @@ def build(out: Path, kokoro_dir: Path | None = None, log: Any = print) -> dict[s
         shutil.copy(source, out / name)
     (out / "run.sh").write_text(RUN_SH, encoding="utf-8")
     (out / "run.sh").chmod(0o755)
-    manifest = {"built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": _commit(),
+    manifest: dict[str, Any] = {"built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": _commit(),
                 "onnx": onnx_meta, "weights": {"state_sha256": state_sha, "tensors": len(state)},
                 "check": check, "corpus": units, "probes": probes(units), "voices": list(VOICES), "bytes": 0}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -220,7 +233,7 @@ def tracked_bytes() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("out_dir", type=Path, help="an empty or new folder (build/gpu-bundle is git-ignored)")
     p.add_argument("--kokoro-dir", type=Path, help="folder with Kokoro's config.json and voices/")
     args = p.parse_args(argv)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -56,6 +56,7 @@ class AlbertEmbeddings(nn.Module):
         self.position_embeddings = nn.Embedding(c.max_position_embeddings, c.embedding_size)
         self.token_type_embeddings = nn.Embedding(c.type_vocab_size, c.embedding_size)
         self.LayerNorm = nn.LayerNorm(c.embedding_size, eps=c.layer_norm_eps)
+        self.position_ids: torch.Tensor
         self.register_buffer("position_ids", torch.arange(c.max_position_embeddings).expand((1, -1)), persistent=False)
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
@@ -114,7 +115,8 @@ class AlbertTransformer(nn.Module):
         x = self.embedding_hidden_mapping_in(x)
         c = self.config
         for i in range(c.num_hidden_layers):
-            for layer in self.albert_layer_groups[int(i / (c.num_hidden_layers / c.num_hidden_groups))].albert_layers:
+            group = self.albert_layer_groups[int(i / (c.num_hidden_layers / c.num_hidden_groups))]
+            for layer in cast(AlbertLayerGroup, group).albert_layers:
                 x = layer(x, mask)
         return x
 

@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 HERE = Path(__file__).resolve().parent
 SAMPLE_RATE = 24_000
@@ -98,11 +98,12 @@ class Bundle:
 
 
 def _pack_module() -> Any:
+    import importlib
+
     try:
-        from bench import gpu_bundle_pack  # in the checkout
+        return importlib.import_module("bench.gpu_bundle_pack")  # in the checkout
     except ImportError:
-        import gpu_bundle_pack  # in the bundle, beside this file
-    return gpu_bundle_pack
+        return importlib.import_module("gpu_bundle_pack")  # in the bundle, beside this file
 
 
 def verify_state(state: dict[str, Any], want: str) -> str:
@@ -357,7 +358,7 @@ def batch_passes(model: Any, bundle: Bundle, device: str, quick: bool) -> dict[s
 
     probe = bundle.probe(quick)
     style = bundle.style("af_heart", probe["phonemes"])
-    rows = []
+    rows: list[dict[str, Any]] = []
     for k in (1, 2) if quick else BATCH_SIZES:
         times = []
         for _ in range(1 if quick else 3):
@@ -439,8 +440,16 @@ def cost_split(model: Any, bundle: Bundle, device: str, quick: bool) -> dict[str
     return out
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error in one line (the project's bidi_tts.exit_codes.Parser; the bundle has no project)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="run.sh", description="Kokoro-82M on torch: rebuild, check, measure.")
+    p = _Parser(prog="run.sh", description="Kokoro-82M on torch: rebuild, check, measure.")
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     p.add_argument("--quick", action="store_true", help="CPU smoke run: every step once, on the shortest units")
     p.add_argument("--seconds", type=float, default=10.0, help="length of each concurrency step")
@@ -451,7 +460,11 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return EXIT_USAGE if exc.code else 0
     out = args.out or (Path(os.environ["OUT"]) if os.environ.get("OUT") else HERE / "results")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"run.sh: cannot write {out}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
                         handlers=[logging.StreamHandler(sys.stdout), logging.FileHandler(out / "run.log")])
     if args.quick:

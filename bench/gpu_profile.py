@@ -21,7 +21,6 @@ CPU run is refused (exit 4) unless ``--allow-cpu``: such a profile is no measure
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -32,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bidi_tts.exit_codes import Parser  # noqa: E402
 from reference_container.synthesizers.timed_profile import ProfileError, load_profile, parse_profile  # noqa: E402
 
 DEFAULT_OUT = ROOT / "reference_container" / "profiles" / "h200-measured.json"
@@ -103,7 +103,7 @@ def profile_from(results: dict[str, Any], source: str, *, name: str, g2p_from: s
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("results", type=Path, help="gpu_results.json written by the bundle's run.sh")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     p.add_argument("--name", default="h200-measured")
@@ -120,7 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, ResultsError, ProfileError) as exc:
         print(f"gpu_profile: {exc}", file=sys.stderr)
         return 4
-    args.out.write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
+    try:
+        args.out.write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        print(f"gpu_profile: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+        return 4
     print(f"gpu_profile: wrote {args.out} ({profile['call_fixed_ms']} ms + {profile['call_per_token_ms']} ms/token, "
           f"batch share {profile['batch_shared_fraction']})")
     return 0

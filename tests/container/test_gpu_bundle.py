@@ -351,3 +351,50 @@ def test_profile_refuses_a_cpu_or_quick_run_in_one_line(tmp_path: Path, capsys: 
     assert capsys.readouterr().err.strip().splitlines() == [
         "gpu_profile: r.json is a cpu run, not a GPU measurement (--allow-cpu to convert it anyway)"]
     assert not (tmp_path / "p.json").exists()
+
+
+# --- wrong input: one line on stderr, a non-zero exit, before any work -------------------------------------------
+
+def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    return line
+
+
+def test_bundle_command_refuses_no_folder_a_full_one_and_an_unwritable_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        gpu_bundle.main([])
+    assert exited.value.code == 4 and "out_dir" in _one_line(capsys)
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "old.json").write_text("{}")
+    assert gpu_bundle.main([str(full)]) == 4
+    assert _one_line(capsys) == f"gpu_bundle: {full} exists and is not empty"
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    assert gpu_bundle.main([str(blocked / "bundle")]) == 4  # a folder under a file: not writable, also as root
+    assert _one_line(capsys) == f"gpu_bundle: cannot write {blocked / 'bundle'}: Not a directory"
+    assert gpu_bundle.main([str(blocked)]) == 4
+    assert _one_line(capsys) == f"gpu_bundle: {blocked} exists and is not a folder"
+
+
+def test_run_refuses_an_unknown_device_and_an_unwritable_out(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert gpu_bundle_run.main(["--device", "tpu"]) == 4
+    assert _one_line(capsys).startswith("run.sh: error: argument --device: invalid choice: 'tpu'")
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    assert gpu_bundle_run.main(["--device", "cpu", "--out", str(blocked / "out")]) == 4
+    assert _one_line(capsys) == f"run.sh: cannot write {blocked / 'out'}: Not a directory"
+
+
+def test_profile_refuses_a_missing_results_file_in_one_line(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import gpu_profile
+
+    missing = tmp_path / "nowhere.json"
+    assert gpu_profile.main([str(missing), "--out", str(tmp_path / "p.json")]) == 4
+    assert _one_line(capsys) == f"gpu_profile: cannot read {missing}: No such file or directory"
+    with pytest.raises(SystemExit) as exited:
+        gpu_profile.main([])
+    assert exited.value.code == 4 and "results" in _one_line(capsys)
