@@ -1,6 +1,6 @@
 """Build the GPU bundle: one folder that measures Kokoro-82M on torch with its real weights, anywhere.
 
-    python bench/gpu_bundle.py build/gpu-bundle        # ~40 s here; the folder is ~61 MB
+    python bench/gpu_bundle.py build/gpu-bundle        # ~40 s here; the folder is ~59.4 MB
     bash build/gpu-bundle/run.sh                       # on the GPU machine: rebuild, check, measure
     bash build/gpu-bundle/run.sh --device cpu --quick  # the smoke run the tests make
 
@@ -8,7 +8,7 @@ The GPU machine this project can borrow has no network, no package index and no 
 spaCy, and a call carries at most 64 MiB with the checkout (~3.5 MB). So everything that needs those
 is done here, at bundle time:
 
-- ``model.pack``: the int8 ONNX model, packed to 58.7 MB (:mod:`gpu_bundle_pack`), rebuilt byte for
+- ``model.pack``: the int8 ONNX model, packed to 58.8 MB (:mod:`gpu_bundle_pack`), rebuilt byte for
   byte there and converted by the project's own ``reference_container/torch_weights.py``;
 - ``manifest.json``: the sha256 of the rebuilt state dict's tensors (the converter's output here),
   the benchmark corpus as misaki's phonemes (gpu_bench's four sentences and the sentences of

@@ -274,6 +274,7 @@ def test_bundle_fits_one_call_and_runs_quick_in_a_fresh_venv(bundle: Path, fresh
     assert all(r["batch_size_mean"] >= 1 for r in report["concurrency"]["batched"])
     assert [r["k"] for r in report["batch_passes"]["rows"]] == [1, 2]
     assert report["cost_split"]["stage_ms_per_call"]["decoder"] > 0
+    assert report["cost_split"]["wall_ms_per_call"] > 0
     assert (tmp_path / "out" / "run.log").read_text().count("rebuild: 688 tensors") == 1
 
     from bench import gpu_profile  # the real output's shape converts (a CPU run: never shipped)
