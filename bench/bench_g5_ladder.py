@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.json or Path(tempfile.mkdtemp(prefix="g5-ladder-")) / "ladder.json"
     rc = ladder.main(["--timed-profile", args.profile, "--config", "fifo/1x1/whole", "--load", "request",
                       "--loop", "closed", "--levels", *map(str, args.levels), "--hold-s", str(args.hold_s),
-                      "--measure-s", str(args.measure_s), "--drain-s", "2", "--idle-s", "1",
+                      "--measure-s", str(args.measure_s), "--drain-s", "5", "--idle-s", "1",
                       "--slo-ms", str(published_g5.SLO_MS), "--stop-after-fails", "0", "--json", str(out)])
     if rc not in (0, 1):
         return rc

@@ -14,9 +14,10 @@ calibrated durations: the same cost per audio second, but it speaks noise).
 On a lent GPU machine (nothing can be fetched there; at most 64 MiB of working tree travels per call;
 the image has torch, onnx and transformers but not kokoro, misaki or spaCy), the weights are the
 problem: the fp32 checkpoint is 330 MB, the int8 ONNX model 92 MB, and even ``xz -6`` leaves 60.4 MB
-(measured), too much beside the G2P wheels in one call. The plan (not yet tried on a GPU): ship the
-compressed model in two calls to the same warm machine, which keeps files outside the tree between
-calls, then convert there (about 5 s)::
+(measured), too much beside the G2P wheels in one call. Superseded: the machine stays warm only
+30 s between calls, so plan on one; ``bench/gpu_bundle.py`` is that one call (docs/gpu.md). The
+older plan (never tried on a GPU): ship the compressed model in two calls to the same warm
+machine, which keeps files outside the tree between calls, then convert there (about 5 s)::
 
     mkdir -p .gpu/voices && cp ../shared/kokoro/config.json .gpu/
     cp ../shared/kokoro/voices/af_heart.bin .gpu/voices/

@@ -49,7 +49,7 @@ def response_stream_client(target: SageMakerTarget, *, read_timeout_s: float = 7
         from botocore.config import Config
     except ImportError:
         raise SageMakerConfigError("the response-stream route needs boto3, which is not installed; "
-                                   + install_hint("deploy")) from None
+                                   + install_hint("sagemaker")) from None
     config = Config(retries={"total_max_attempts": 1, "mode": "standard"}, read_timeout=read_timeout_s,
                     connect_timeout=min(10.0, read_timeout_s), max_pool_connections=max(10, pool))
     return boto3.client("sagemaker-runtime", region_name=target.region, endpoint_url=target.endpoint_url,

@@ -62,4 +62,4 @@ def test_without_boto3_the_post_cases_skip_saying_how_to_install_it(monkeypatch:
     target = SageMakerEndpointTarget(endpoint_name="e", endpoint_url="https://127.0.0.1:9")
     result = run_case(REGISTRY["post.pcm.1"], target, FAST)
     assert result.verdict is Verdict.SKIPPED, _shown({"post.pcm.1": result})
-    assert "needs boto3" in result.detail and "'deploy' extra" in result.detail
+    assert "needs boto3" in result.detail and "'sagemaker' extra" in result.detail
