@@ -1,0 +1,151 @@
+"""health.busy.1: the platform's two deadlines (accept within 250 ms, /ping within 2 s) while the container
+synthesizes for other sessions. SageMaker takes an instance whose /ping fails out of service, dropping every
+session on it, so a container that serves them only when idle fails in production, not on an idle test."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import httpx
+
+from bidi_tts_conformance.cases.frames import long_text
+from bidi_tts_conformance.context import CaseContext
+from bidi_tts_conformance.driver import Conversation, Reply
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, Requires, case, not_judged, ok
+
+ACCEPT_DEADLINE_S = 0.25
+PING_DEADLINE_S = 2.0
+BUSY_SESSIONS = 3
+BUSY_TEXT = long_text(1_100)  # about 70 s of speech: no container finishes it inside the window
+WINDOW_S = 2.0  # how long new handshakes and /ping are polled
+HANDSHAKE_WAIT_S = 1.0  # a handshake not done by then is recorded as unanswered (4x the deadline)
+PING_WAIT_S = PING_DEADLINE_S + 0.5
+POLL_GAP_S = 0.1
+
+
+@dataclass(slots=True)
+class _Polls:
+    """What the polls saw: seconds per answered poll, and what went wrong with the others."""
+
+    handshakes: list[float] = field(default_factory=list)
+    pings: list[float] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def _ms(seconds: float, wait_s: float) -> str:
+    return f"unanswered in {wait_s:.1f} s" if math.isinf(seconds) else f"{seconds * 1000:.0f} ms"
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+async def _poll_handshakes(ctx: CaseContext, until: float, polls: _Polls) -> None:
+    while time.perf_counter() < until:
+        start = time.perf_counter()
+        try:
+            transport = await asyncio.wait_for(ctx.connect(open_timeout=HANDSHAKE_WAIT_S), HANDSHAKE_WAIT_S + 0.5)
+        except (CaseFailed, TimeoutError) as exc:
+            if time.perf_counter() - start < HANDSHAKE_WAIT_S * 0.9:  # refused, not slow: say why
+                raise CaseFailed(f"a new session was refused while {BUSY_SESSIONS} sessions synthesized: "
+                                 f"{getattr(exc, 'detail', exc)}", expected="a WebSocket session",
+                                 actual="refused") from None
+            polls.handshakes.append(math.inf)
+            polls.problems.append(f"a handshake not done within {HANDSHAKE_WAIT_S:.0f} s")
+            continue
+        polls.handshakes.append(time.perf_counter() - start)
+        await transport.close()
+        await asyncio.sleep(POLL_GAP_S)
+
+
+async def _poll_pings(ctx: CaseContext, until: float, polls: _Polls) -> None:
+    while time.perf_counter() < until:
+        start = time.perf_counter()
+        try:
+            status = (await ctx.http().get("/ping", timeout=PING_WAIT_S)).status_code
+        except httpx.HTTPError as exc:
+            polls.pings.append(math.inf)
+            polls.problems.append(f"/ping unanswered after {time.perf_counter() - start:.1f} s "
+                                  f"({type(exc).__name__})")
+            continue
+        polls.pings.append(time.perf_counter() - start)
+        if status != 200:
+            polls.problems.append(f"/ping answered HTTP {status}")
+        await asyncio.sleep(POLL_GAP_S)
+
+
+def reply_done(reply: Reply) -> Callable[[], bool]:
+    return lambda: reply.record.done
+
+
+async def _first_audio(replies: list[Reply], readers: list[asyncio.Task[str | None]], within: float) -> bool:
+    """Wait until a busy session has audio (synthesis is under way); False when none got any in time."""
+    deadline = time.perf_counter() + within
+    while time.perf_counter() < deadline:
+        if any(r.record.first_audio_at is not None for r in replies):
+            return True
+        if all(t.done() for t in readers):
+            return False
+        await asyncio.sleep(0.01)
+    return False
+
+
+@case("health.busy.1", "new sessions are accepted within 250 ms and /ping answers within 2 s while other "
+      "sessions synthesize", clauses=["SM-ACCEPT", "SM-PING", "TTS-ISOLATION"],
+      expect=f"{BUSY_SESSIONS} sessions synthesizing long texts; for {WINDOW_S:.0f} s after their first audio, "
+             "every new handshake within 250 ms and every /ping 200 within 2 s; NOT-JUDGED when no audio arrived "
+             "on the busy sessions during the polls or their messages had ended by the last poll",
+      requires=[Requires.HTTP])
+async def busy_container(ctx: CaseContext) -> Outcome:
+    busy: list[Conversation] = [await ctx.conversation(patience=BUSY_SESSIONS) for _ in range(BUSY_SESSIONS)]
+    replies = [conv.replies[await conv.synthesize(BUSY_TEXT)] for conv in busy]
+    # Each busy session is read all along, so that its frames are stamped when they arrive.
+    readers = [asyncio.create_task(conv.pump_until(reply_done(reply)))
+               for conv, reply in zip(busy, replies, strict=True)]
+    polls = _Polls()
+    try:
+        if not await _first_audio(replies, readers, within=busy[0].silence):
+            refused = [r.error.code or "(no code)" for r in replies if r.error is not None]
+            why = f"they were refused ({', '.join(refused)})" if refused else "none arrived"
+            return not_judged(f"no audio on any of the {BUSY_SESSIONS} busy sessions ({why}): the situation (a "
+                              "container synthesizing for other sessions) did not occur")
+        start = time.perf_counter()
+        until = start + WINDOW_S
+        await asyncio.gather(_poll_handshakes(ctx, until, polls), _poll_pings(ctx, until, polls))
+        end = time.perf_counter()
+    finally:
+        for reader in readers:
+            reader.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+        ctx.left_work_running = any(not r.record.done for r in replies)
+        for conv in busy:
+            await conv.close()
+    frames = sum(start <= t <= end for r in replies for t in r.record.frame_times)
+    unfinished = sum(r.record.completed_at is None and r.error is None for r in replies)
+    busy_shown = (f"{frames} audio frames arrived on the {BUSY_SESSIONS} busy sessions during the "
+                  f"{end - start:.1f} s of polls, {unfinished} of them still synthesizing at the end")
+    if not frames or not unfinished:
+        return not_judged(f"{busy_shown}: the busy sessions were not synthesizing all through the polls, so "
+                          "they show nothing about a busy container")
+    handshakes, pings = polls.handshakes, polls.pings
+    hs = HANDSHAKE_WAIT_S
+    shown = (f"{len(handshakes)} handshakes: p50 {_ms(statistics.median(handshakes), hs)}, p95 "
+             f"{_ms(_p95(handshakes), hs)}, worst {_ms(max(handshakes), hs)}; {len(pings)} pings: worst "
+             f"{_ms(max(pings), PING_WAIT_S)}; {busy_shown}")
+    slow = [t for t in handshakes if t > ACCEPT_DEADLINE_S]
+    if slow:
+        raise CaseFailed(f"slow accept while busy: {len(slow)} of {len(handshakes)} handshakes over 250 ms "
+                         f"({shown})", expected="every handshake within 250 ms", actual=shown)
+    late = [t for t in pings if t > PING_DEADLINE_S]
+    if polls.problems or late:
+        what = polls.problems[0] if polls.problems else f"/ping took {_ms(max(late), PING_WAIT_S)}"
+        raise CaseFailed(f"/ping failing while busy: {what} ({shown})", expected="/ping 200 within 2 s",
+                         actual=shown)
+    return ok(shown)

@@ -1,0 +1,40 @@
+"""health.busy.1 (accept and /ping while other sessions synthesize): it fails on a toy that synthesizes on
+its event loop (tests/toys/busy.py, in test_broken_toys.py's table), passes on the reference container,
+and is NOT-JUDGED when the situation did not occur."""
+
+from __future__ import annotations
+
+import pytest
+
+from bidi_tts_conformance.cases import REGISTRY
+from bidi_tts_conformance.context import Options
+from bidi_tts_conformance.model import CaseResult, Verdict
+from bidi_tts_conformance.runner import run_case
+from bidi_tts_conformance.targets import Target
+from tests.container.timed_server import timed_container
+from tests.toys.good import ServerThread, ToyContainer
+
+FAST = Options(silence=3.0, case_timeout=30.0)
+BUSY = "health.busy.1"
+
+
+def _on(url: str, cid: str) -> CaseResult:
+    return run_case(REGISTRY[cid], Target(kind="url", base_url=url), FAST)
+
+
+@pytest.mark.timeout(60)
+def test_busy_is_not_judged_when_the_busy_sessions_are_done_at_once() -> None:
+    """The good toy makes a long text's audio instantly: nothing is synthesizing during the polls."""
+    with ServerThread(ToyContainer().app()) as server:
+        result = _on(server.url, BUSY)
+    assert result.verdict is Verdict.NOT_JUDGED, result.detail
+    assert "were not synthesizing all through the polls" in result.detail
+
+
+@pytest.mark.timeout(90)
+def test_the_reference_container_accepts_and_answers_ping_while_three_sessions_synthesize() -> None:
+    """A real process, the timed backend with the 2-core ONNX profile: synthesis off the event loop."""
+    with timed_container("cpu-onnx-2core") as url:
+        result = _on(url, BUSY)
+    assert result.verdict is Verdict.OK, result.detail
+    assert "still synthesizing at the end" in result.detail
