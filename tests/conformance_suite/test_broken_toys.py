@@ -25,7 +25,17 @@ from bidi_tts_conformance.model import CaseResult, Verdict
 from bidi_tts_conformance.ping_log import PingLog
 from bidi_tts_conformance.runner import run_case
 from bidi_tts_conformance.targets import DockerTarget, SageMakerEndpointTarget, Target, wait_ready
-from tests.toys import broken, broken_input, broken_output, broken_session, busy, inbox, mutants, raw_frames
+from tests.toys import (
+    broken,
+    broken_input,
+    broken_output,
+    broken_session,
+    busy,
+    inbox,
+    mutants,
+    ping_methods,
+    raw_frames,
+)
 from tests.toys.good import ServerThread, ToyContainer
 
 FAST = Options(silence=1.5, case_timeout=30.0)
@@ -60,6 +70,8 @@ TOYS: dict[str, Toy] = {
     "ping_waits_for_model": Toy(broken_session.PingWaitsForModelToy, ("health.ping.1", "frames.text.1")),
     "image_unlabelled": Toy(ToyContainer, ("health.ping.1",), via="image"),
     "loop_blocking": Toy(busy.LoopBlockingToy, ("health.ping.1", "health.accept.1")),
+    "ping_get_only": Toy(ping_methods.GetOnlyPingToy, ("health.ping.1",)),
+    "post_ping_500": Toy(ping_methods.PostPing500Toy, ("health.ping.1", "health.ping.2")),
     # frames in
     "receive_text_only": Toy(broken.TextOnlyToy, ("frames.text.1", "frames.fragmented.1", "close.explicit.1")),
     "receive_bytes_only": Toy(broken_input.BinaryOnlyToy, ("frames.binary.1", "frames.fragmented.2",
@@ -159,6 +171,7 @@ PROOFS: dict[str, Proof] = {
     "health.ping.3": Proof("ping_waits_for_model", "during synthesis"),
     "health.label.1": Proof("image_unlabelled", f"{BIDI_LABEL}=None"),
     "health.busy.1": Proof("loop_blocking", "slow accept while busy"),
+    "health.ping.post.1": Proof("post_ping_500", "POST /ping answered HTTP 500"),
     "frames.binary.1": Proof("receive_text_only", "binary frame not handled"),
     "frames.text.1": Proof("receive_bytes_only", "text frame not handled"),
     "frames.fragmented.1": Proof("frame_per_message", "fragmented TEXT message not handled"),
@@ -269,6 +282,7 @@ ALSO_FAILED: list[tuple[str, str, str]] = [
 NON_STRICT: dict[str, tuple[str, str]] = {
     "cancel.1": ("good_without_cancel", "cancel not supported (optional)"),
     "audio.speed.1": ("speed_ignored", "speed seems ignored"),
+    "health.ping.post.1": ("ping_get_only", "POST /ping answered HTTP 405: only GET /ping is served"),
 }
 
 # Case id -> why no toy can make it fail. Keep it empty where at all possible.

@@ -1,6 +1,7 @@
 """health.busy.1 (accept and /ping while other sessions synthesize): it fails on a toy that synthesizes on
 its event loop (tests/toys/busy.py, in test_broken_toys.py's table), passes on the reference container,
-and is NOT-JUDGED when the situation did not occur."""
+and is NOT-JUDGED when the situation did not occur. health.ping.post.1 passes on the reference container
+(its toys are in the same table)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,11 @@ def test_busy_is_not_judged_when_the_busy_sessions_are_done_at_once() -> None:
 
 @pytest.mark.timeout(90)
 def test_the_reference_container_accepts_and_answers_ping_while_three_sessions_synthesize() -> None:
-    """A real process, the timed backend with the 2-core ONNX profile: synthesis off the event loop."""
+    """A real process, the timed backend with the 2-core ONNX profile: synthesis off the event loop.
+    It answers POST /ping as well as GET (health.ping.post.1)."""
     with timed_container("cpu-onnx-2core") as url:
+        post = _on(url, "health.ping.post.1")
         result = _on(url, BUSY)
+    assert post.verdict is Verdict.OK, post.detail
     assert result.verdict is Verdict.OK, result.detail
     assert "still synthesizing at the end" in result.detail

@@ -86,6 +86,8 @@ async def _with_wav_header(pcm: AsyncIterator[bytes], sample_rate: int) -> Async
 class ToyContainer:
     """Builds the Starlette app. Subclass and override a hook to break one clause."""
 
+    ping_methods: tuple[str, ...] = ("GET", "POST")  # SageMaker's guide names both (health.ping.post.1)
+
     def __init__(self, config: ToyConfig | None = None) -> None:
         self.config = config or ToyConfig()
         self.synth = ToySynthesizer(self.config)
@@ -163,7 +165,7 @@ class ToyContainer:
 
     def app(self) -> Starlette:
         return Starlette(routes=[
-            Route("/ping", self.ping),
+            Route("/ping", self.ping, methods=list(self.ping_methods)),
             Route("/invocations", self.invocations, methods=["POST"]),
             WebSocketRoute(protocol.WS_PATH, self.websocket),
         ])
