@@ -17,7 +17,7 @@ from bidi_tts_conformance.cases.frames import long_text
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.driver import Conversation, Reply
 from bidi_tts_conformance.failures import CaseFailed
-from bidi_tts_conformance.model import Outcome, Requires, case, not_judged, ok
+from bidi_tts_conformance.model import Outcome, Requires, case, non_strict, not_judged, ok
 
 ACCEPT_DEADLINE_S = 0.25
 PING_DEADLINE_S = 2.0
@@ -31,11 +31,11 @@ POLL_GAP_S = 0.1
 
 @dataclass(slots=True)
 class _Polls:
-    """What the polls saw: seconds per answered poll, and what went wrong with the others."""
+    """What the polls saw: seconds per poll (infinite: unanswered), and what went wrong with /ping."""
 
     handshakes: list[float] = field(default_factory=list)
     pings: list[float] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    ping_problems: list[str] = field(default_factory=list)
 
 
 def _ms(seconds: float, wait_s: float) -> str:
@@ -58,7 +58,6 @@ async def _poll_handshakes(ctx: CaseContext, until: float, polls: _Polls) -> Non
                                  f"{getattr(exc, 'detail', exc)}", expected="a WebSocket session",
                                  actual="refused") from None
             polls.handshakes.append(math.inf)
-            polls.problems.append(f"a handshake not done within {HANDSHAKE_WAIT_S:.0f} s")
             continue
         polls.handshakes.append(time.perf_counter() - start)
         await transport.close()
@@ -72,12 +71,12 @@ async def _poll_pings(ctx: CaseContext, until: float, polls: _Polls) -> None:
             status = (await ctx.http().get("/ping", timeout=PING_WAIT_S)).status_code
         except httpx.HTTPError as exc:
             polls.pings.append(math.inf)
-            polls.problems.append(f"/ping unanswered after {time.perf_counter() - start:.1f} s "
+            polls.ping_problems.append(f"/ping unanswered after {time.perf_counter() - start:.1f} s "
                                   f"({type(exc).__name__})")
             continue
         polls.pings.append(time.perf_counter() - start)
         if status != 200:
-            polls.problems.append(f"/ping answered HTTP {status}")
+            polls.ping_problems.append(f"/ping answered HTTP {status}")
         await asyncio.sleep(POLL_GAP_S)
 
 
@@ -100,8 +99,9 @@ async def _first_audio(replies: list[Reply], readers: list[asyncio.Task[str | No
 @case("health.busy.1", "new sessions are accepted within 250 ms and /ping answers within 2 s while other "
       "sessions synthesize", clauses=["SM-ACCEPT", "SM-PING", "TTS-ISOLATION"],
       expect=f"{BUSY_SESSIONS} sessions synthesizing long texts; for {WINDOW_S:.0f} s after their first audio, "
-             "every new handshake within 250 ms and every /ping 200 within 2 s; NOT-JUDGED when no audio arrived "
-             "on the busy sessions during the polls or their messages had ended by the last poll",
+             "every new handshake within 250 ms (NON-STRICT for a single one over) and every /ping 200 within 2 s; "
+             "NOT-JUDGED when no audio arrived on the busy sessions during the polls or their messages had ended "
+             "by the last poll",
       requires=[Requires.HTTP])
 async def busy_container(ctx: CaseContext) -> Outcome:
     busy: list[Conversation] = [await ctx.conversation(patience=BUSY_SESSIONS) for _ in range(BUSY_SESSIONS)]
@@ -140,12 +140,17 @@ async def busy_container(ctx: CaseContext) -> Outcome:
              f"{_ms(_p95(handshakes), hs)}, worst {_ms(max(handshakes), hs)}; {len(pings)} pings: worst "
              f"{_ms(max(pings), PING_WAIT_S)}; {busy_shown}")
     slow = [t for t in handshakes if t > ACCEPT_DEADLINE_S]
-    if slow:
+    # One slow handshake among many is what a loaded machine does now and then (seen on the reference
+    # container at load 7 on 2 cores, bench/bench_busy.py); a container that blocks while it synthesizes
+    # is slow on every one.
+    if len(slow) > 1 or any(math.isinf(t) for t in slow):
         raise CaseFailed(f"slow accept while busy: {len(slow)} of {len(handshakes)} handshakes over 250 ms "
                          f"({shown})", expected="every handshake within 250 ms", actual=shown)
-    late = [t for t in pings if t > PING_DEADLINE_S]
-    if polls.problems or late:
-        what = polls.problems[0] if polls.problems else f"/ping took {_ms(max(late), PING_WAIT_S)}"
+    late = [t for t in pings if PING_DEADLINE_S < t < math.inf]
+    if polls.ping_problems or late:
+        what = polls.ping_problems[0] if polls.ping_problems else f"/ping took {max(late):.2f} s"
         raise CaseFailed(f"/ping failing while busy: {what} ({shown})", expected="/ping 200 within 2 s",
                          actual=shown)
+    if slow:
+        return non_strict(f"one handshake of {len(handshakes)} over 250 ms while busy ({shown})")
     return ok(shown)

@@ -13,7 +13,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bidi_tts import protocol
 from bidi_tts.chunker import split_sentences
-from tests.toys.good import ToyContainer, tone
+from tests.toys.good import ToyConfig, ToyContainer, tone
 
 
 class LoopBlockingToy(ToyContainer):
@@ -73,3 +73,19 @@ class LoopBlockingToy(ToyContainer):
             # this toy lets the loop turn once per sentence (kinder than the sample, and still too slow).
             await asyncio.sleep(0)
         await ws.send_text(protocol.synthesis_complete(request.request_id, total, request.sample_rate))
+
+
+class OneSlowAcceptToy(ToyContainer):
+    """Streams in real time off its loop (a correct container), but holds the `slow_at`-th WebSocket
+    handshake for `hold_s` before accepting it: one outlier, as a loaded machine gives now and then."""
+
+    def __init__(self, slow_at: int = 5, hold_s: float = 0.4) -> None:
+        super().__init__(ToyConfig(realtime_factor=1.0))
+        self.slow_at, self.hold_s = slow_at, hold_s
+        self.handshakes = 0
+
+    async def websocket(self, ws: WebSocket) -> None:
+        self.handshakes += 1
+        if self.handshakes == self.slow_at:
+            await asyncio.sleep(self.hold_s)
+        await super().websocket(ws)
