@@ -27,6 +27,10 @@ WINDOW_S = 2.0  # how long new handshakes and /ping are polled
 HANDSHAKE_WAIT_S = 1.0  # a handshake not done by then is recorded as unanswered (4x the deadline)
 PING_WAIT_S = PING_DEADLINE_S + 0.5
 POLL_GAP_S = 0.1
+# After the polls, how long to wait for the busy sessions' next audio: audio before the polls and after
+# them, of a message still unfinished, shows that the container was synthesizing all through them (a CPU
+# container may take longer than the window to make one unit of speech for each of the sessions).
+AFTER_S = 5.0
 
 
 @dataclass(slots=True)
@@ -84,6 +88,22 @@ def reply_done(reply: Reply) -> Callable[[], bool]:
     return lambda: reply.record.done
 
 
+def _after(reply: Reply, end: float) -> bool:
+    """Whether the message was still unfinished at `end` and had audio after it: it was being made (or
+    waited its turn behind the other busy messages) all through the polls, sent before they began."""
+    times, done = reply.record.frame_times, reply.record.completed_at
+    return bool(times) and times[-1] >= end and (done is None or done >= end) and reply.error is None
+
+
+async def _audio_after(replies: list[Reply], readers: list[asyncio.Task[str | None]], end: float,
+                       within: float) -> None:
+    deadline = time.perf_counter() + within
+    while time.perf_counter() < deadline and not all(t.done() for t in readers):
+        if any(_after(r, end) for r in replies):
+            return
+        await asyncio.sleep(0.01)
+
+
 async def _first_audio(replies: list[Reply], readers: list[asyncio.Task[str | None]], within: float) -> bool:
     """Wait until a busy session has audio (synthesis is under way); False when none got any in time."""
     deadline = time.perf_counter() + within
@@ -100,8 +120,7 @@ async def _first_audio(replies: list[Reply], readers: list[asyncio.Task[str | No
       "sessions synthesize", clauses=["SM-ACCEPT", "SM-PING", "TTS-ISOLATION"],
       expect=f"{BUSY_SESSIONS} sessions synthesizing long texts; for {WINDOW_S:.0f} s after their first audio, "
              "every new handshake within 250 ms (NON-STRICT for a single one over) and every /ping 200 within 2 s; "
-             "NOT-JUDGED when no audio arrived on the busy sessions during the polls or their messages had ended "
-             "by the last poll",
+             "NOT-JUDGED when no busy message had audio after the polls, mid-message",
       requires=[Requires.HTTP])
 async def busy_container(ctx: CaseContext) -> Outcome:
     busy: list[Conversation] = [await ctx.conversation(patience=BUSY_SESSIONS) for _ in range(BUSY_SESSIONS)]
@@ -120,6 +139,7 @@ async def busy_container(ctx: CaseContext) -> Outcome:
         until = start + WINDOW_S
         await asyncio.gather(_poll_handshakes(ctx, until, polls), _poll_pings(ctx, until, polls))
         end = time.perf_counter()
+        await _audio_after(replies, readers, end, AFTER_S)
     finally:
         for reader in readers:
             reader.cancel()
@@ -128,12 +148,14 @@ async def busy_container(ctx: CaseContext) -> Outcome:
         for conv in busy:
             await conv.close()
     frames = sum(start <= t <= end for r in replies for t in r.record.frame_times)
-    unfinished = sum(r.record.completed_at is None and r.error is None for r in replies)
-    busy_shown = (f"{frames} audio frames arrived on the {BUSY_SESSIONS} busy sessions during the "
-                  f"{end - start:.1f} s of polls, {unfinished} of them still synthesizing at the end")
-    if not frames or not unfinished:
-        return not_judged(f"{busy_shown}: the busy sessions were not synthesizing all through the polls, so "
-                          "they show nothing about a busy container")
+    going = sum(_after(r, end) for r in replies)
+    busy_shown = (f"the polls began at the busy sessions' first audio; {frames} audio frames arrived on them "
+                  f"during the {end - start:.1f} s of polls, and {going} of the {BUSY_SESSIONS} had audio after "
+                  "them, mid-message")
+    if not going:
+        return not_judged(f"{busy_shown}: no busy message was still being synthesized after the polls (no audio "
+                          f"within {AFTER_S:.0f} s after them, or the messages had ended), so they show nothing "
+                          "about a busy container")
     handshakes, pings = polls.handshakes, polls.pings
     hs = HANDSHAKE_WAIT_S
     shown = (f"{len(handshakes)} handshakes: p50 {_ms(statistics.median(handshakes), hs)}, p95 "
