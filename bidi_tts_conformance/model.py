@@ -35,7 +35,8 @@ class Verdict(StrEnum):
 class Requires(StrEnum):
     """What a case needs from its target."""
 
-    HTTP = "http"  # a base URL for /ping and POST /invocations
+    HTTP = "http"  # a base URL for /ping
+    INVOCATIONS = "invocations"  # POST /invocations: direct, or through InvokeEndpointWithResponseStream
     WEBSOCKET = "websocket"  # the direct WebSocket transport (headers, raw frame control)
     SAGEMAKER = "sagemaker"  # the SageMaker transport (DataType, ModelStreamError)
     IMAGE = "image"  # a Docker image to inspect

@@ -1,13 +1,16 @@
-"""Targets: where the cases run. A case only sees ``connect()`` and ``base_url``.
+"""Targets: where the cases run. A case only sees ``connect()`` and ``base_url`` (and, for
+``POST /invocations`` on an endpoint, :meth:`SageMakerEndpointTarget.post_invocations`).
 
 Kinds: ``url`` (a running container), ``process`` (the reference container started as a local
 process), ``docker`` (the reference image through testcontainers) and ``sagemaker`` (an endpoint,
-through InvokeEndpointWithBidirectionalStream).
+through InvokeEndpointWithBidirectionalStream, and InvokeEndpointWithResponseStream for POST).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +20,7 @@ from bidi_tts.local_container import LocalContainer
 from bidi_tts.probe import ping_status, wait_for_ping
 from bidi_tts.transports.base import Transport
 from bidi_tts.transports.websocket import WebSocketTransport
+from bidi_tts_conformance.failures import CaseSkipped
 from bidi_tts_conformance.ping_log import PingLog
 
 DEFAULT_IMAGE = "bidi-tts-reference:latest"
@@ -202,6 +206,7 @@ class SageMakerEndpointTarget(Target):
     region: str = "us-east-1"
     endpoint_url: str | None = None
     ca_file: str | None = None
+    _boto_client: Any = field(default=None, repr=False)
 
     async def connect(self, **opts: Any) -> Transport:
         """Open one session. Option ``data_type``: FrameKind.TEXT/BINARY or None (unset)."""
@@ -220,3 +225,59 @@ class SageMakerEndpointTarget(Target):
     def label(self) -> str:
         via = f" via {self.endpoint_url}" if self.endpoint_url else ""
         return f"sagemaker endpoint {self.endpoint_name} ({self.region}){via}"
+
+    async def post_invocations(self, body: bytes, *, first_only: bool = False) -> PostAnswer:
+        """``POST /invocations`` through InvokeEndpointWithResponseStream (boto3, in a thread).
+
+        A container's error status reaches a SageMaker client as a 424 ModelError carrying the
+        status and body the container gave (``OriginalStatusCode``, ``OriginalMessage``); they are
+        returned as that status and body, so a case judges what the container answered. Any other
+        operation error raises. With `first_only`, the stream is dropped after its first bytes."""
+        return await asyncio.to_thread(self._post_blocking, body, first_only)
+
+    def _post_blocking(self, body: bytes, first_only: bool) -> PostAnswer:
+        from bidi_tts.transports.sagemaker import SageMakerTarget
+        from bidi_tts.transports.sagemaker_errors import SageMakerConfigError, SageMakerModelError
+        from bidi_tts.transports.sagemaker_response_stream import (
+            invoke_with_response_stream,
+            response_stream_client,
+        )
+
+        if self._boto_client is None:
+            try:
+                self._boto_client = response_stream_client(SageMakerTarget(
+                    self.endpoint_name, region=self.region, endpoint_url=self.endpoint_url, ca_file=self.ca_file))
+            except SageMakerConfigError as exc:  # boto3 is not installed: say how to get it
+                raise CaseSkipped(str(exc)) from None
+        started = time.perf_counter()
+        try:
+            reply = invoke_with_response_stream(self._boto_client, self.endpoint_name, body)
+        except SageMakerModelError as exc:
+            if exc.original_status_code is None:
+                raise
+            message = (exc.original_message or "").encode("utf-8")
+            return PostAnswer(exc.original_status_code, "", message, None, time.perf_counter() - started)
+        data = bytearray()
+        try:
+            for _, chunk in reply.chunks():
+                data += chunk
+                if first_only:
+                    break
+        finally:
+            if first_only:
+                reply.close()
+        return PostAnswer(200, reply.content_type or "", bytes(data), reply.first_byte_s,
+                          time.perf_counter() - reply.started)
+
+
+@dataclass(frozen=True, slots=True)
+class PostAnswer:
+    """What ``POST /invocations`` answered: status, content type, body, time to the first body
+    bytes and in all (seconds)."""
+
+    status: int
+    content_type: str
+    body: bytes
+    first_s: float | None
+    total_s: float
+

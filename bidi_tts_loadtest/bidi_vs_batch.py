@@ -63,7 +63,7 @@ def run_trials(target: str | Any, *, tokens_per_second: float, first_token_ms: f
         transport.wait_closed(10.0)
     finally:
         try:
-            transport.close()  # type: ignore[attr-defined]
+            transport.close()
         except TransportError:
             pass
     bidi = statistics.median(r["ttfa_bidi_ms"] for r in rows)

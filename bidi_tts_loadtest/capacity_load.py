@@ -18,26 +18,36 @@ from bidi_tts.transports.base import TransportError
 from bidi_tts.transports.websocket_sync import SyncWebSocketTransport
 from bidi_tts_loadtest.capacity_step import StepResult, TurnSample, sched_delta, turn_sample
 from bidi_tts_loadtest.corpus import load_answers
-from bidi_tts_loadtest.turn import TurnConfig, run_turn
+from bidi_tts_loadtest.turn import ClosableSyncTransport, TurnConfig, TurnResult, run_turn
+
+#: Called after each turn with what it measured (the ladder keeps each turn's start and text).
+OnTurn = Callable[[TurnResult, TurnSample, str], None]
 
 
-def _session_loop(url: str, stop_at: float, out: list[TurnSample], config: TurnConfig, index: int,
-                  pause_s: float, first_turn_at: float = 0.0) -> None:
+def session_loop(url: str | Callable[[], ClosableSyncTransport], stop_at: float, out: list[TurnSample],
+                  config: TurnConfig, index: int, pause_s: float, first_turn_at: float = 0.0, *,
+                  max_turns: int | None = None, on_turn: OnTurn | None = None) -> None:
+    """One LLM-paced conversation until `stop_at` (or `max_turns`); `url` a container URL or a transport opener."""
     answers = load_answers()
     n = index * 7  # sessions start at different answers
     try:
-        transport = SyncWebSocketTransport.open(url)
+        transport = SyncWebSocketTransport.open(url) if isinstance(url, str) else url()
     except TransportError:
         out.append(TurnSample(None, 0, 0.0, 1))
         return
     session = ClientSession()
+    turns = 0
     try:
         time.sleep(max(0.0, first_turn_at - time.perf_counter()))
-        while time.perf_counter() < stop_at:
-            result = run_turn(transport, session, answers[n % len(answers)], config)
+        while time.perf_counter() < stop_at and (max_turns is None or turns < max_turns):
+            answer = answers[n % len(answers)]
+            result = run_turn(transport, session, answer, config)
             n += 1
+            turns += 1
             sample = turn_sample(result)
             out.append(sample)
+            if on_turn is not None:
+                on_turn(result, sample, answer)
             if result.failure:
                 return
             # The listener hears the turn out, then answers: the next turn starts after that.
@@ -61,7 +71,7 @@ def measure_step(url: str, config_name: str, sessions: int, seconds: float, *,
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     samples: list[TurnSample] = []
-    threads = [threading.Thread(target=_session_loop, daemon=True,
+    threads = [threading.Thread(target=session_loop, daemon=True,
                                 args=(url, started + seconds, samples, turn_config, i, pause_s,
                                       started + arrival_s * i / sessions))
                for i in range(sessions)]

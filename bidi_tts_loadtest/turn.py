@@ -52,6 +52,9 @@ class ClosableSyncTransport(SyncTransport, Protocol):
     def wait_closed(self, timeout: float) -> TransportClosed:
         """Drain frames until the stream ends; TransportTimeout after `timeout` seconds."""
 
+    def close(self) -> None:
+        """Close the stream now (safe after it ended)."""
+
 
 def tokenize(text: str) -> list[str]:
     """Split an answer into LLM-like tokens: each word with the whitespace before it."""

@@ -91,10 +91,13 @@ def error_message(exc: BaseException) -> str:
 def is_not_found(exc: BaseException) -> bool:
     """True for SageMaker's and ECR's 'does not exist' answers."""
     code = error_code(exc) or ""
-    if code in {"ResourceNotFound", "RepositoryNotFoundException", "ResourceNotFoundException"}:
+    if code in {"ResourceNotFound", "RepositoryNotFoundException", "ResourceNotFoundException",
+                "ObjectNotFoundException"}:
         return True
-    return (
-        code in {"ValidationException", "ValidationError"} and "could not find" in error_message(exc).lower()
+    message = error_message(exc).lower()
+    # SageMaker says "Could not find ..."; Application Auto Scaling (moto's) "No scalable target found ..."
+    return code in {"ValidationException", "ValidationError"} and (
+        "could not find" in message or ("no scal" in message and "found" in message)
     )
 
 

@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bidi_tts.protocol import DEFAULT_VOICE, Limits
+from reference_container_deploy import autoscale
 from reference_container_deploy import image as image_ops
 from reference_container_deploy.down import DownOptions, run_down
 from reference_container_deploy.errors import DeployError, ExitCode
 from reference_container_deploy.names import MAX_NAME_LEN
 from reference_container_deploy.plan import DEFAULT_INSTANCE_TYPE, DEFAULT_STARTUP_TIMEOUT_S
+from reference_container_deploy.scaling_setup import DEFAULT_FIRST_AUDIO_P95_MS
 from reference_container_deploy.up import UpOptions, run_up
 from reference_container_deploy.waiter import Polling
 
@@ -48,9 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,down}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{up,down,scale-out-time}")
     _up_arguments(_command(commands, "up", "create model, endpoint config and endpoint; wait for InService"))
-    _down_arguments(_command(commands, "down", "delete endpoint, endpoint config and model (in that order)"))
+    _down_arguments(_command(commands, "down", "remove autoscaling, alarms and dashboard, then delete endpoint, "
+                                      "endpoint config and model (in that order)"))
+    _scale_out_arguments(_command(commands, "scale-out-time",
+                                  "add one instance to a running endpoint under a small load and time it"))
     return parser
 
 
@@ -84,13 +89,15 @@ def _up_arguments(up: argparse.ArgumentParser) -> None:
         "--instance-type", default=DEFAULT_INSTANCE_TYPE, help="default %(default)s (one A10G GPU)"
     )
     up.add_argument(
-        "--instance-count", type=int, default=1, help="initial instance count (default %(default)s)"
+        "--instance-count", type=int, default=None,
+        help="initial instance count (default 1; with autoscaling, its minimum)",
     )
     _region(up)
     _build_arguments(up)
     up.add_argument("--no-wait", action="store_true", help="return once CreateEndpoint is accepted")
     _dry_run(up)
     _container_arguments(up)
+    _scaling_arguments(up)
     _waiting(up, timeout_s=1800.0, waited_for="InService",
              poll_s=15.0, poll_help="seconds between status polls (default %(default)s)")
 
@@ -123,6 +130,40 @@ def _build_arguments(up: argparse.ArgumentParser) -> None:
         "--skip-label-check",
         action="store_true",
         help="do not check the image for the bidirectional-streaming label",
+    )
+
+
+def _scaling_arguments(up: argparse.ArgumentParser) -> None:
+    """`up`: autoscaling (flags or a fleet plan), alarms, dashboard, and --force past the checks."""
+    group = up.add_argument_group(
+        "autoscaling (set once InService; the variant always routes by least outstanding requests)")
+    group.add_argument("--autoscale-min", type=int, metavar="N", help="fewest instances")
+    group.add_argument("--autoscale-max", type=int, metavar="M", help="most instances")
+    group.add_argument(
+        "--autoscale-target", type=float, metavar="T",
+        help="target concurrent requests per instance (high-resolution ConcurrentRequestsPerModel)",
+    )
+    group.add_argument(
+        "--autoscale-scale-in", type=float, metavar="V",
+        help="remove an instance when the average stays under V for 3 minutes (default T/2)",
+    )
+    group.add_argument(
+        "--plan", type=Path, metavar="PLAN.json",
+        help="the fleet planner's --json output (python -m bidi_tts_loadtest.plan); the flags above "
+        "override its values; refused when it has a STOP finding",
+    )
+    group.add_argument(
+        "--alarms", action="store_true",
+        help="also alarm on first-chunk latency p95 (SageMaker's FirstChunkLatency) and on 5xx",
+    )
+    group.add_argument(
+        "--first-audio-p95-ms", type=float, default=DEFAULT_FIRST_AUDIO_P95_MS, metavar="MS",
+        help="the --alarms latency threshold (default %(default)s)",
+    )
+    group.add_argument("--dashboard", action="store_true", help="also create a small CloudWatch dashboard")
+    group.add_argument(
+        "--force", action="store_true",
+        help="deploy even over the account's instance quota, or a plan with a STOP finding",
     )
 
 
@@ -176,6 +217,34 @@ def _down_arguments(down: argparse.ArgumentParser) -> None:
              poll_s=10.0, poll_help="seconds between status polls")
 
 
+def _scale_out_arguments(parser: argparse.ArgumentParser) -> None:
+    """`scale-out-time`: which endpoint, the probe's load, what counts as recovered, the waits."""
+    parser.description = (
+        "Hold a small probe load, add one instance (UpdateEndpointWeightsAndCapacities; billed while it runs), "
+        "time first log line, ready line, InService and recovered traffic, then set the count back (Ctrl-C too)."
+    )
+    parser.add_argument("--name", required=True, help="the deployment name given to `up`")
+    _region(parser)
+    parser.add_argument("--scale-out-s", type=Path, metavar="OUT.json",
+                        help='write {"scale_out_s", "stages": [...]} here (the fleet planner\'s --scale-out-s)')
+    parser.add_argument("--sessions", type=int, default=2,
+                        help="probe sessions held during the measurement (0: none; default %(default)s)")
+    parser.add_argument("--p95-ms", type=float, default=1000.0,
+                        help="traffic counts as recovered when the probe's first-audio p95 is at or under "
+                        "this (default %(default)s)")
+    parser.add_argument("--window", type=float, default=30.0,
+                        help="seconds of probe messages the p95 is taken over (default %(default)s)")
+    parser.add_argument("--warmup", type=float, default=10.0,
+                        help="seconds of probe load before the update (default %(default)s)")
+    parser.add_argument("--timeout", type=float, default=1800.0,
+                        help="give up on InService after this many seconds (default %(default)s)")
+    parser.add_argument("--log-grace", type=float, default=120.0,
+                        help="after InService, seconds to wait for log lines still missing (default %(default)s)")
+    parser.add_argument("--poll-interval", type=float, default=5.0, help="seconds between polls (default %(default)s)")
+    parser.add_argument("--endpoint-url", help="the probe's SageMaker runtime edge (e.g. the local stand-in)")
+    parser.add_argument("--endpoint-ca", help="CA certificate the probe trusts for --endpoint-url")
+
+
 # -- the arguments both subcommands take ----------------------------------------------------------
 
 
@@ -209,8 +278,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "up":
             run_up(_up_options(args), out=_out)
-        else:
+        elif args.command == "down":
             run_down(_down_options(args), out=_out)
+        else:
+            _scale_out(args)
     except DeployError as exc:
         print(exc.one_line(), file=sys.stderr, flush=True)
         if exc.log_group:
@@ -229,12 +300,23 @@ def _up_options(args: argparse.Namespace) -> UpOptions:
         "MAX_MESSAGE_BYTES": str(args.max_message_bytes),
         **dict(args.env),
     }
+    scaling = autoscale.resolve(
+        args.plan,
+        min_instances=args.autoscale_min,
+        max_instances=args.autoscale_max,
+        target_value=args.autoscale_target,
+        scale_in_value=args.autoscale_scale_in,
+        force=args.force,
+    )
+    count = args.instance_count
+    if count is None:
+        count = scaling.min_instances if scaling else 1
     return UpOptions(
         name=args.name,
         role_arn=args.role_arn,
         image=args.image,
         instance_type=args.instance_type,
-        instance_count=args.instance_count,
+        instance_count=count,
         startup_timeout_s=args.startup_timeout,
         environment=environment,
         region=args.region,
@@ -246,7 +328,35 @@ def _up_options(args: argparse.Namespace) -> UpOptions:
         wait=not args.no_wait,
         dry_run=args.dry_run,
         polling=Polling(timeout_s=args.wait_timeout, interval_s=args.poll_interval),
+        autoscale=scaling,
+        alarms=args.alarms,
+        first_audio_p95_ms=args.first_audio_p95_ms,
+        dashboard=args.dashboard,
+        force=args.force,
     )
+
+
+def _scale_out(args: argparse.Namespace) -> None:
+    from reference_container_deploy.scale_out import Recovery
+    from reference_container_deploy.scale_out_probe import ProbeSettings, SessionProbe, sagemaker_opener
+    from reference_container_deploy.scale_out_run import ScaleOutOptions, run_scale_out
+
+    if args.sessions < 0 or args.sessions > 16:
+        raise DeployError(ExitCode.USAGE, f"--sessions {args.sessions} must be between 0 and 16.", None)
+    opts = ScaleOutOptions(
+        name=args.name, region=args.region, json_path=args.scale_out_s,
+        recovery=Recovery(p95_ms=args.p95_ms, window_s=args.window), warmup_s=args.warmup,
+        timeout_s=args.timeout, poll_s=args.poll_interval, log_grace_s=args.log_grace,
+    )
+    region = args.region
+
+    def probe(endpoint: str) -> SessionProbe:
+        from reference_container_deploy.aws import resolve_region
+
+        opener = sagemaker_opener(endpoint, resolve_region(region), args.endpoint_url, args.endpoint_ca)
+        return SessionProbe(opener, ProbeSettings(sessions=args.sessions))
+
+    run_scale_out(opts, out=_out, probe_factory=probe if args.sessions else None)
 
 
 def _down_options(args: argparse.Namespace) -> DownOptions:

@@ -1,10 +1,12 @@
-"""`down`: delete endpoint (and wait), endpoint config and model; keep ECR and logs unless --purge."""
+"""`down`: remove autoscaling, alarms and dashboard, delete endpoint (and wait), endpoint config and model;
+keep ECR and logs unless --purge."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from reference_container_deploy import scaling_setup
 from reference_container_deploy.aws import ApiCall, Aws, is_not_found
 from reference_container_deploy.errors import DeployError
 from reference_container_deploy.imageref import parse_image
@@ -49,6 +51,8 @@ def run_down(opts: DownOptions, out: Printer = print, aws_factory: Callable[[str
     if opts.dry_run:
         out("dry run: these are the calls `down` would make; none is made.")
         out(f'  sagemaker:DescribeModel {{"ModelName": "{names.model}"}}  (to find the ECR repository)')
+        for line in scaling_setup.describe_removal(names):
+            out(f"  {line}")
         out(f"  {deletes[0].describe()}")
         out(f'  sagemaker:DescribeEndpoint {{"EndpointName": "{names.endpoint}"}}  (until it is gone)')
         for call in deletes[1:]:
@@ -60,6 +64,8 @@ def run_down(opts: DownOptions, out: Printer = print, aws_factory: Callable[[str
     aws = aws_factory(opts.region)
     model = _missing_ok(aws, ApiCall("sagemaker", "DescribeModel", {"ModelName": names.model}))
     image = str(((model or {}).get("PrimaryContainer") or {}).get("Image") or "")
+    # Before the endpoint: no policy may act on an endpoint that is going away.
+    scaling_setup.remove(aws, names, out)
 
     if _missing_ok(aws, deletes[0]) is None:
         out(f"endpoint {names.endpoint}: not found, nothing to delete")

@@ -14,6 +14,7 @@ DEFAULT_INSTANCE_TYPE = "ml.g5.xlarge"
 # Kokoro loads and warms up before /ping turns 200; SageMaker's default (the minimum) is too tight for a
 # cold GPU instance, and 600 s is well inside the 3600 s maximum.
 DEFAULT_STARTUP_TIMEOUT_S = 600
+ROUTING_STRATEGY = "LEAST_OUTSTANDING_REQUESTS"
 _ROLE_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,512}")
 _INSTANCE_TYPE = re.compile(r"ml\.[a-z0-9-]+\.[a-z0-9]+")
 _ENV_KEY = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,1023}")
@@ -88,6 +89,9 @@ def create_calls(names: DeploymentNames, spec: EndpointSpec) -> list[ApiCall]:
                         "InitialInstanceCount": spec.instance_count,
                         "InitialVariantWeight": 1.0,
                         "ContainerStartupHealthCheckTimeoutInSeconds": spec.startup_timeout_s,
+                        # A streaming session holds an instance for its whole length: route each new one
+                        # to the instance with the fewest in flight, not at random.
+                        "RoutingConfig": {"RoutingStrategy": ROUTING_STRATEGY},
                     }
                 ],
                 "Tags": tags,

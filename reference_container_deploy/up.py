@@ -9,12 +9,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_container_deploy import image as image_ops
+from reference_container_deploy import scaling_setup
+from reference_container_deploy.autoscale import Autoscale
 from reference_container_deploy.aws import ApiCall, Aws, resolve_region
 from reference_container_deploy.errors import DeployError, ExitCode
 from reference_container_deploy.imageref import ImageRef, ecr_uri, parse_image
 from reference_container_deploy.labels import LabelInspector, RegistryInspector, check_label, docker_inspector
 from reference_container_deploy.names import DeploymentNames, derive_names
 from reference_container_deploy.plan import EndpointSpec, create_calls, describe_endpoint
+from reference_container_deploy.quota import check_quota, quota_calls_described
 from reference_container_deploy.waiter import Polling, Printer, wait_in_service
 
 
@@ -38,6 +41,15 @@ class UpOptions:
     wait: bool = True
     dry_run: bool = False
     polling: Polling = field(default_factory=Polling)
+    autoscale: Autoscale | None = None
+    alarms: bool = False
+    first_audio_p95_ms: float = scaling_setup.DEFAULT_FIRST_AUDIO_P95_MS
+    dashboard: bool = False
+    force: bool = False  # deploy over the quota, or a plan with a STOP finding
+
+    def needed_instances(self) -> int:
+        """The most instances this deployment may run: what the quota must allow."""
+        return max(self.instance_count, self.autoscale.max_instances if self.autoscale else 0)
 
 
 def _default_tag() -> str:
@@ -88,6 +100,9 @@ def run_up(
     names = derive_names(opts.name)
     if not opts.image and not opts.build:
         raise DeployError(ExitCode.USAGE, "--image is required unless --build is given.", "pass --image URI.")
+    scaling_setup.check_options(opts.autoscale, opts.instance_count, wait=opts.wait,
+                                alarms=opts.alarms, dashboard=opts.dashboard,
+                                first_audio_p95_ms=opts.first_audio_p95_ms)
     if opts.dry_run:
         _dry_run(opts, names, out)
         return
@@ -102,6 +117,7 @@ def run_up(
     else:
         found = check_label(ref, uri, inspectors if inspectors is not None else default_inspectors(aws, ref))
         out(f"label ok: {uri} is labelled for bidirectional streaming (checked via {found.source})")
+    check_quota(aws, opts.instance_type, opts.needed_instances(), force=opts.force, out=out)
     created: list[str] = []
     try:
         for call in create_calls(names, spec):
@@ -116,6 +132,7 @@ def run_up(
         else:
             out(f"waiting for {names.endpoint} to be InService (up to {opts.polling.timeout_s:.0f} s)...")
             wait_in_service(aws, names, opts.polling, out)
+            scaling_setup.apply(aws, names, _setup(opts, aws.region), out, created)
     except DeployError as exc:
         if created:
             exc.note = f"created so far: {', '.join(created)}; remove with `down --name {names.name}`"
@@ -124,6 +141,12 @@ def run_up(
     out("next:")
     for line in next_steps(names, aws.region):
         out(f"  {line}")
+
+
+def _setup(opts: UpOptions, region: str) -> scaling_setup.Setup:
+    return scaling_setup.Setup(autoscale=opts.autoscale, alarms=opts.alarms,
+                               first_audio_p95_ms=opts.first_audio_p95_ms, dashboard=opts.dashboard,
+                               region=region)
 
 
 def _resource_name(call: ApiCall) -> str:
@@ -192,6 +215,9 @@ def _dry_run(opts: UpOptions, names: DeploymentNames, out: Printer) -> None:
             out(f"  {image_ops.authorization_call(ref).describe()}")
             out(f"  local: docker login --username AWS --password-stdin {ref.registry}")
         out(f"  local: docker push {uri}")
+    for line in quota_calls_described(opts.instance_type):
+        out(f"  {line}  (refuses when {opts.needed_instances()} instance(s) exceed it"
+            f"{'; --force: goes on' if opts.force else ''})")
     for call in create_calls(names, spec):
         out(f"  {call.describe()}")
     if opts.wait:
@@ -200,4 +226,6 @@ def _dry_run(opts: UpOptions, names: DeploymentNames, out: Printer) -> None:
             f"(every {opts.polling.interval_s:.0f} s until InService, "
             f"up to {opts.polling.timeout_s:.0f} s)"
         )
+    for line in scaling_setup.describe(names, _setup(opts, region)):
+        out(f"  {line}")
     out(f"endpoint would be: {names.endpoint} (region {region})")

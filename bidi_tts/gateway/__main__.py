@@ -28,8 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m bidi_tts.gateway",
         description="A local stand-in for the SageMaker runtime edge: serves "
         "InvokeEndpointWithBidirectionalStream over TLS + HTTP/2 and forwards each stream to a "
-        "container's WebSocket exactly as SageMaker does. Point the SDK at the printed URL "
-        "and trust the printed CA file.",
+        "container's WebSocket as SageMaker does; on the same port, InvokeEndpoint and "
+        "InvokeEndpointWithResponseStream (boto3, HTTP/1.1) forwarded to the container's "
+        "POST /invocations. Point the SDK at the printed URL and trust the printed CA file.",
     )
     parser.add_argument("--upstream", required=True, help="container base URL, e.g. http://127.0.0.1:8080")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -45,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ping-interval", type=float, default=60.0,
                         help="seconds between pings to the container (default 60, like SageMaker)")
     parser.add_argument("--ping-misses", type=int, default=5,
-                        help="unanswered ping intervals before closing (default 5, like SageMaker)")
+                        help="unanswered pings in a row before closing with 1011 (default 5, like SageMaker)")
     faults = parser.add_argument_group("fault injection (for reliability tests)")
     faults.add_argument("--latency", type=float, default=0.0, metavar="SECONDS",
                         help="delay added before forwarding each event, both directions")

@@ -6,11 +6,14 @@
 - SM-FRAMES-IN: each client ``PayloadPart`` becomes one WebSocket data frame, TEXT for
   ``DataType=UTF8`` and BINARY otherwise; ``PARTIAL`` parts up to a ``COMPLETE`` one form one
   fragmented message (the websockets library ends it with an empty FIN frame).
-- SM-FRAMES-OUT: container TEXT/BINARY messages become ``PayloadPart`` events with ``DataType``
-  UTF8/BINARY.
+- SM-FRAMES-OUT: each container data frame becomes one ``PayloadPart`` with ``DataType`` UTF8/BINARY
+  (the opcode of its message) and ``CompletionState`` ``PARTIAL``, or ``COMPLETE`` on the frame
+  with FIN: a fragmented container message reaches the client in as many parts as it had frames.
 - SM-CLOSE: a container close becomes a ``ModelStreamError`` carrying the close code and reason.
-- SM-PINGPONG: the gateway pings the container every ``ping_interval_s`` and gives up after
-  ``ping_misses`` intervals without a pong.
+- SM-PINGPONG: the gateway pings the container every ``ping_interval_s`` and closes the WebSocket
+  (1011) after ``ping_misses`` unanswered pings in a row (:func:`bidi_tts.gateway.upstream.keepalive`).
+- Requests are validated as the service does (:mod:`bidi_tts.gateway.validation`) before any
+  connection to the container.
 - An unreachable container (refused, handshake rejected, timeout) is a 424 ``ModelError``.
 """
 
@@ -22,15 +25,17 @@ import logging
 import re
 from dataclasses import dataclass
 from typing import Protocol
-from urllib.parse import quote
+from urllib.parse import unquote
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+from websockets.frames import Close
 
 from bidi_tts.frames import FrameKind
-from bidi_tts.gateway import codec
+from bidi_tts.gateway import codec, validation
 from bidi_tts.gateway.config import GatewayConfig
 from bidi_tts.gateway.connection import H2ServerConnection, StreamGone
+from bidi_tts.gateway.upstream import FrameConnection, keepalive
 from bidi_tts.protocol import INVOCATION_PATH_HEADER, QUERY_STRING_HEADER, WS_PATH
 from bidi_tts.transports._aio import cancel_and_wait
 
@@ -82,7 +87,7 @@ class StreamBridge:
         self._input_done = False
         self._request_ended = asyncio.Event()  # HTTP/2 END_STREAM from the client
         self._client_closed = False  # the client ended its input, so the gateway closed the WebSocket
-        self._ws: ClientConnection | None = None
+        self._ws: FrameConnection | None = None
         self._task = asyncio.create_task(self._run(), name=f"gateway-stream-{stream_id}")
 
     # -- called by the connection ---------------------------------------------------------------
@@ -133,9 +138,14 @@ class StreamBridge:
             return codec.validation_error(f"Content-Type must be {codec.CONTENT_TYPE}.")
         if "authorization" not in h:
             return codec.validation_error("Missing SigV4 Authorization header.")
+        problems = validation.bidi_request_problems(
+            unquote(match["name"]), h.get(_VARIANT_HEADER), h.get(INVOCATION_PATH_HEADER.lower()),
+            h.get(QUERY_STRING_HEADER.lower()))
+        if problems:
+            return codec.validation_error(validation.message(problems))
         names = self._config.endpoint_names
-        if names is not None and match["name"] not in names:
-            return codec.validation_error(f"Endpoint {match['name']} not found.")
+        if names is not None and unquote(match["name"]) not in names:
+            return codec.validation_error(f"Endpoint {unquote(match['name'])} not found.")
         status = self._config.faults.reject_status
         if status is not None:
             return _injected_rejection(status)
@@ -143,7 +153,8 @@ class StreamBridge:
 
     def _ws_url(self) -> str:
         path = self._headers.get(INVOCATION_PATH_HEADER.lower())
-        url = self._config.upstream_ws_base() + ("/" + quote(path.lstrip("/"), safe="/") if path else WS_PATH)
+        # Validated: no leading slash, only characters that need no quoting.
+        url = self._config.upstream_ws_base() + ("/" + path if path else WS_PATH)
         query = self._headers.get(QUERY_STRING_HEADER.lower())
         return f"{url}?{query}" if query else url
 
@@ -158,14 +169,16 @@ class StreamBridge:
         url = self._ws_url()
         cfg = self._config
         try:
-            self._ws = await connect(
+            ws = await connect(
                 url,
+                create_connection=FrameConnection,
                 open_timeout=cfg.connect_timeout_s,
-                ping_interval=cfg.ping_interval_s,
-                ping_timeout=cfg.ping_interval_s * cfg.ping_misses,
+                ping_interval=None,  # SageMaker's rule, not websockets' (see keepalive)
                 max_size=None,
                 compression=None,
             )
+            assert isinstance(ws, FrameConnection)
+            self._ws = ws
         except InvalidStatus as exc:
             status = exc.response.status_code
             await self._respond_error(codec.model_error(
@@ -182,11 +195,13 @@ class StreamBridge:
             ("content-type", codec.CONTENT_TYPE),
             ("x-amzn-invoked-production-variant", variant),
         ])
-        uplink = asyncio.create_task(self._uplink(self._ws))
+        uplink = asyncio.create_task(self._uplink(ws))
+        pinger = asyncio.create_task(keepalive(ws, cfg.ping_interval_s, cfg.ping_misses))
         try:
-            await self._downlink(self._ws)
+            await self._downlink(ws)
         finally:
             await cancel_and_wait(uplink)
+            await cancel_and_wait(pinger)
         await self._await_request_end()
         self._conn.end_stream(self._sid)
 
@@ -225,16 +240,12 @@ class StreamBridge:
         except ConnectionClosed:
             return  # the downlink reports the close
 
-    async def _downlink(self, ws: ClientConnection) -> None:
-        """Container frames to response events; the container's close to a ModelStreamError."""
+    async def _downlink(self, ws: FrameConnection) -> None:
+        """Container frames to response events, one per frame; the container's close to a
+        ModelStreamError."""
         faults = self._config.faults
         count = 0
-        while True:
-            try:
-                message = await ws.recv()
-            except ConnectionClosed as exc:
-                closed = exc
-                break
+        while (frame := await ws.frames.get()) is not None:
             count += 1
             if faults.latency_s:
                 await asyncio.sleep(faults.latency_s)
@@ -250,14 +261,11 @@ class StreamBridge:
                 await self._conn.send_data(self._sid, codec.internal_stream_failure(
                     "An internal stream failure occurred (injected)."))
                 return
-            kind = FrameKind.TEXT if isinstance(message, str) else FrameKind.BINARY
-            data = message.encode("utf-8") if isinstance(message, str) else bytes(message)
-            await self._conn.send_data(self._sid, codec.payload_part(data, kind))
+            kind = FrameKind.TEXT if frame.text else FrameKind.BINARY
+            await self._conn.send_data(self._sid, codec.payload_part(frame.data, kind, complete=frame.fin))
         if self._client_closed:
             return
-        received = closed.rcvd
-        code = received.code if received is not None else 1006
-        reason = received.reason if received is not None else "connection to the model lost"
+        code, reason = _close_of(ws)
         logger.info("stream %d: container closed with %s %r", self._sid, code, reason)
         await self._conn.send_data(self._sid, codec.model_stream_error(code, reason))
 
@@ -265,6 +273,15 @@ class StreamBridge:
         record = FrameRecord(self._sid, opcode, fin, len(data))
         self._gateway.frames_to_container.append(record)
         logger.debug("stream %d: to container opcode=%s fin=%s bytes=%d", self._sid, opcode, fin, len(data))
+
+
+def _close_of(ws: FrameConnection) -> tuple[int, str]:
+    """The close code and reason to report: the container's close frame, else the one the stand-in
+    sent (its keepalive gave up), else 1006 (the TCP connection dropped without a close)."""
+    close: Close | None = ws.protocol.close_rcvd or ws.protocol.close_sent
+    if close is None:
+        return 1006, "connection to the model lost"
+    return close.code, close.reason
 
 
 async def _send_frame(ws: ClientConnection, opcode: str, data: bytes, *, fin: bool) -> None:

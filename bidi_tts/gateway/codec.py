@@ -7,7 +7,7 @@ uses; this module only knows which headers InvokeEndpointWithBidirectionalStream
   ``:chunk-signature`` and whose payload is the encoded inner event; an envelope with an empty
   payload ends the input stream. The inner event is ``:event-type: PayloadPart`` with the
   ``DataType`` and ``CompletionState`` headers and the raw bytes as payload.
-- Responses: ``PayloadPart`` events (raw bytes, ``DataType`` header), or the modeled
+- Responses: ``PayloadPart`` events (raw bytes, ``DataType`` and ``CompletionState`` headers), or the modeled
   ``ModelStreamError`` / ``InternalStreamFailure`` exception events with a JSON body.
 """
 
@@ -124,15 +124,29 @@ def _payload_part(message: EventMessage) -> InputPart:
     return InputPart(message.payload, data_type, completion)  # type: ignore[arg-type]
 
 
-def payload_part(data: bytes, kind: FrameKind) -> bytes:
-    """A response ``PayloadPart`` for one container frame (SM-FRAMES-OUT)."""
+def payload_part(data: bytes, kind: FrameKind, *, complete: bool = True) -> bytes:
+    """A response ``PayloadPart`` for one container frame (SM-FRAMES-OUT): ``CompletionState`` is
+    ``COMPLETE`` on the frame that ends its message (FIN), ``PARTIAL`` before it."""
     headers = {
         ":message-type": "event",
         ":event-type": "PayloadPart",
         ":content-type": "application/octet-stream",
         "DataType": DATA_TYPE_UTF8 if kind is FrameKind.TEXT else DATA_TYPE_BINARY,
+        "CompletionState": COMPLETE if complete else PARTIAL,
     }
     return EventMessage(headers=headers, payload=data).encode()
+
+
+def response_stream_part(data: bytes) -> bytes:
+    """A ``PayloadPart`` of InvokeEndpointWithResponseStream (botocore's model: the bytes only)."""
+    headers = {":message-type": "event", ":event-type": "PayloadPart", ":content-type": "application/octet-stream"}
+    return EventMessage(headers=headers, payload=data).encode()
+
+
+def model_stream_error_event(error_code: str, message: str) -> bytes:
+    """A ``ModelStreamError`` exception event with the service's own ``ErrorCode`` (``StreamBroken``,
+    ``ModelInvocationTimeExceeded``), as InvokeEndpointWithResponseStream sends it."""
+    return _exception_event("ModelStreamError", {"Message": message, "ErrorCode": error_code})
 
 
 def _exception_event(exception_type: str, body: dict[str, str]) -> bytes:

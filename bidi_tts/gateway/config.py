@@ -30,6 +30,7 @@ class GatewayConfig:
     connect_timeout_s: float = 5.0
     ping_interval_s: float = 60.0  # SM-PINGPONG: SageMaker pings every 60 s ...
     ping_misses: int = 5  # ... and closes after 5 unanswered pings
+    invoke_timeout_s: float = 60.0  # InvokeEndpoint(WithResponseStream): the container's answer within 60 s
     linger_s: float = 30.0  # how long a finished response waits for the client to end its request
     faults: Faults = field(default_factory=Faults)
 

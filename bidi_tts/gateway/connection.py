@@ -40,8 +40,10 @@ class H2ServerConnection:
     """Serves one accepted connection until the peer goes away."""
 
     def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, handler_factory: HandlerFactory
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, handler_factory: HandlerFactory,
+        prefix: bytes = b"",
     ) -> None:
+        self._prefix = prefix  # bytes already read to tell HTTP/2 from HTTP/1.1
         self._reader = reader
         self._writer = writer
         self._factory = handler_factory
@@ -57,7 +59,7 @@ class H2ServerConnection:
         self._flush()
         try:
             while not self._closed:
-                data = await self._reader.read(65536)
+                data, self._prefix = self._prefix or await self._reader.read(65536), b""
                 if not data:
                     break
                 try:

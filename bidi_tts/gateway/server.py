@@ -1,4 +1,8 @@
-"""The listening side of the stand-in: TLS (ALPN h2) on 127.0.0.1, one task per connection."""
+"""The listening side of the stand-in: TLS on 127.0.0.1, one task per connection.
+
+A connection that negotiates ``h2`` by ALPN (the HTTP/2 SDK) gets the bidirectional stream; one
+that negotiates ``http/1.1`` (urllib3, so boto3) gets the InvokeEndpoint routes; one that
+negotiates nothing is told apart by its first bytes (the HTTP/2 connection preface or not)."""
 
 from __future__ import annotations
 
@@ -13,9 +17,13 @@ from pathlib import Path
 from bidi_tts.gateway.bridge import FrameRecord, StreamBridge
 from bidi_tts.gateway.config import GatewayConfig
 from bidi_tts.gateway.connection import H2ServerConnection, StreamHandler
+from bidi_tts.gateway.invoke import Http1Connection
 from bidi_tts.gateway.tls import server_tls_context
 
 logger = logging.getLogger("bidi_tts.gateway")
+
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+_FIRST_BYTES_TIMEOUT_S = 10.0
 
 
 class ListenError(OSError):
@@ -55,6 +63,7 @@ class Gateway:
         self.frames_to_container: list[FrameRecord] = []  # every data frame sent to the container
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
         self.ca_file: Path | None = None
 
     @property
@@ -79,19 +88,30 @@ class Gateway:
             raise
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        ssl_object = writer.get_extra_info("ssl_object")
-        if ssl_object is None or ssl_object.selected_alpn_protocol() != "h2":
-            logger.info("refusing a connection that did not negotiate h2")
-            writer.close()
-            return
-        connection = H2ServerConnection(reader, writer, self._new_stream)
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        self._writers.add(writer)
         try:
-            await connection.serve()
+            ssl_object = writer.get_extra_info("ssl_object")
+            alpn = ssl_object.selected_alpn_protocol() if ssl_object is not None else None
+            prefix = b""
+            if alpn is None:
+                try:
+                    async with asyncio.timeout(_FIRST_BYTES_TIMEOUT_S):
+                        prefix = await reader.readexactly(len(_H2_PREFACE))
+                except (TimeoutError, asyncio.IncompleteReadError, ConnectionError, OSError):
+                    writer.close()
+                    return
+            if alpn == "h2" or prefix == _H2_PREFACE:
+                await H2ServerConnection(reader, writer, self._new_stream, prefix).serve()
+            else:
+                await Http1Connection(self, reader, writer, prefix).serve()
+        except asyncio.CancelledError:
+            pass  # the gateway is closing; this task is the connection's outermost frame
         finally:
             self._connections.discard(task)
+            self._writers.discard(writer)
 
     def _new_stream(self, conn: H2ServerConnection, stream_id: int, headers: dict[str, str]) -> StreamHandler:
         return StreamBridge(self, conn, stream_id, headers)
@@ -101,6 +121,9 @@ class Gateway:
             self._server.close()
             for task in list(self._connections):
                 task.cancel()
+            for writer in list(self._writers):
+                # Idle keep-alive clients (urllib3's pool) never answer a TLS close_notify: abort.
+                writer.transport.abort()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 5.0)
             self._server = None

@@ -12,6 +12,10 @@ Mapping (CONTRACT.md SM-FRAMES-IN/OUT, SM-CLOSE):
   (default: unset, which the container receives as a BINARY frame, like the sample's clients).
 - ``send_fragmented`` sends ``PARTIAL`` parts then a ``COMPLETE`` one.
 - Response ``PayloadPart.DataType``: UTF8 -> TEXT, BINARY -> BINARY, absent -> None.
+- Response ``PayloadPart.CompletionState``: SageMaker forwards each container WebSocket frame as
+  its own part, ``PARTIAL`` until the frame with FIN, then ``COMPLETE`` (absent counts as
+  COMPLETE); the transport joins such a run into one frame (one container message), whose kind
+  is that of its first part and whose time is that of its last.
 - ``ModelStreamError`` (the container closed) -> :class:`ModelStreamClosed`, a
   :class:`~bidi_tts.transports.base.TransportClosed` with the close code parsed from the error;
   ``InternalStreamFailure`` and broken streams -> :class:`StreamFailure`; operation errors
@@ -229,6 +233,7 @@ class SageMakerTransport(AsyncWaitClosed):
         from smithy_aws_event_stream.exceptions import UnmodeledEventError
 
         put = self._queue.put_nowait
+        message = _Reassembler()
         try:
             while True:
                 event = await self._output_stream.receive()
@@ -237,7 +242,8 @@ class SageMakerTransport(AsyncWaitClosed):
                     return
                 if isinstance(event, ResponseStreamEventPayloadPart):
                     part = event.value
-                    put(Frame(part.bytes_ or b"", _frame_kind(part.data_type), time.perf_counter()))
+                    if (frame := message.add(part.bytes_ or b"", part.data_type, part.completion_state)) is not None:
+                        put(frame)
                 else:
                     logger.debug("ignoring unknown response event %r", event)
         except ModelStreamError as exc:
@@ -254,6 +260,24 @@ class SageMakerTransport(AsyncWaitClosed):
             # A reset or dropped HTTP/2 stream surfaces as a CRT or I/O error from the SDK.
             name = getattr(exc, "name", None) or type(exc).__name__
             put(StreamFailure(f"the response stream broke ({name})"))
+
+
+class _Reassembler:
+    """Joins a run of ``PARTIAL`` response parts and the ``COMPLETE`` one after it into one frame."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._kind: FrameKind | None = None
+
+    def add(self, data: bytes, data_type: str | None, completion_state: str | None) -> Frame | None:
+        if not self._parts:
+            self._kind = _frame_kind(data_type)
+        self._parts.append(data)
+        if completion_state == PARTIAL:
+            return None
+        whole = self._parts[0] if len(self._parts) == 1 else b"".join(self._parts)
+        self._parts = []
+        return Frame(whole, self._kind, time.perf_counter())
 
 
 def _frame_kind(data_type: str | None) -> FrameKind | None:

@@ -49,8 +49,9 @@ class SageMakerModelError(SageMakerOperationError):
     error_type = "ModelError"
 
     def __init__(self, message: str, *, status: int | None, error_code: str | None = None,
-                 original_status_code: int | None = None) -> None:
+                 original_status_code: int | None = None, original_message: str | None = None) -> None:
         self.original_status_code = original_status_code
+        self.original_message = original_message  # the container's own body, when SageMaker passes it
         super().__init__(message, status=status, error_code=error_code)
 
 

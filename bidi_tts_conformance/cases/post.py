@@ -1,4 +1,8 @@
-"""post.*: POST /invocations: streamed PCM, streamed WAV with 0xFFFFFFFF sizes, coded 400 errors."""
+"""post.*: POST /invocations: streamed PCM, streamed WAV with 0xFFFFFFFF sizes, coded 400 errors.
+
+On a container the cases POST to its base URL; on a SageMaker endpoint they go through
+InvokeEndpointWithResponseStream (:meth:`SageMakerEndpointTarget.post_invocations`), where a
+container's error status comes back as a 424 ModelError carrying that status and body."""
 
 from __future__ import annotations
 
@@ -19,10 +23,27 @@ from bidi_tts_conformance.cases.audio import (
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.failures import CaseFailed
 from bidi_tts_conformance.model import Outcome, Requires, case, ok
+from bidi_tts_conformance.targets import SageMakerEndpointTarget
+
+
+def _endpoint(ctx: CaseContext) -> SageMakerEndpointTarget | None:
+    return ctx.target if isinstance(ctx.target, SageMakerEndpointTarget) else None
+
+
+async def _post_raw(ctx: CaseContext, body: bytes) -> tuple[int, str, bytes]:
+    """Status, content type and body of one POST of `body`."""
+    if (endpoint := _endpoint(ctx)) is not None:
+        answer = await endpoint.post_invocations(body)
+        return answer.status, answer.content_type, answer.body
+    response = await ctx.http().post("/invocations", content=body, headers={"Content-Type": "application/json"})
+    return response.status_code, response.headers.get("content-type", ""), response.content
 
 
 async def _post(ctx: CaseContext, body: dict[str, object]) -> tuple[int, str, bytes, float | None, float]:
     """Status, content type, body, time to first body byte, total time."""
+    if (endpoint := _endpoint(ctx)) is not None:
+        answer = await endpoint.post_invocations(json.dumps(body).encode())
+        return answer.status, answer.content_type, answer.body, answer.first_s, answer.total_s
     start = time.perf_counter()
     first: float | None = None
     data = bytearray()
@@ -38,7 +59,7 @@ async def _post(ctx: CaseContext, body: dict[str, object]) -> tuple[int, str, by
 
 @case("post.pcm.1", "POST /invocations returns raw s16le PCM (audio/pcm) by default",
       clauses=["POST-INVOCATIONS", "TTS-AUDIO"], expect="200, audio/pcm, no header, even length, not silent",
-      requires=[Requires.HTTP])
+      requires=[Requires.INVOCATIONS])
 async def post_pcm(ctx: CaseContext) -> Outcome:
     status, ctype, data, _, _ = await _post(ctx, {"text": SENTENCE, "voice": ctx.options.voice})
     if status != 200:
@@ -56,7 +77,7 @@ async def post_pcm(ctx: CaseContext) -> Outcome:
 
 @case("post.wav.1", 'POST /invocations with "format": "wav" streams a WAV header with 0xFFFFFFFF sizes',
       clauses=["POST-INVOCATIONS"], expect="RIFF/WAVE, PCM 16-bit mono at the rate, sizes 0xFFFFFFFF",
-      requires=[Requires.HTTP])
+      requires=[Requires.INVOCATIONS])
 async def post_wav(ctx: CaseContext) -> Outcome:
     status, _, data, _, _ = await _post(ctx, {"text": SHORT, "format": "wav"})
     if status != 200:
@@ -80,7 +101,7 @@ async def post_wav(ctx: CaseContext) -> Outcome:
 
 @case("post.errors.1", "POST /invocations answers bad input with 400 and a coded JSON body",
       clauses=["POST-INVOCATIONS", "TTS-ERROR"], expect='400 {"code", "message"} with the right code',
-      requires=[Requires.HTTP])
+      requires=[Requires.INVOCATIONS])
 async def post_errors(ctx: CaseContext) -> Outcome:
     # The code for a bad `format` is not pinned by CONTRACT.md (the reference says bad_format): any code.
     bad: list[tuple[str, bytes, str | None]] = [
@@ -92,15 +113,14 @@ async def post_errors(ctx: CaseContext) -> Outcome:
         ("format 'mp3'", json.dumps({"text": SHORT, "format": "mp3"}).encode(), None),
     ]
     for what, body, code in bad:
-        response = await ctx.http().post("/invocations", content=body,
-                                         headers={"Content-Type": "application/json"})
-        if response.status_code != 400:
-            raise CaseFailed(f"{what}: HTTP {response.status_code}", expected="400",
-                             actual=str(response.status_code))
+        status, _, answer = await _post_raw(ctx, body)
+        if status != 400:
+            raise CaseFailed(f"{what}: HTTP {status}", expected="400", actual=str(status))
         try:
-            obj = response.json()
+            obj = json.loads(answer)
         except ValueError:
-            raise CaseFailed(f"{what}: the 400 body is not JSON: {response.text[:80]!r}",
+            shown = answer[:80].decode("utf-8", "replace")
+            raise CaseFailed(f"{what}: the 400 body is not JSON: {shown!r}",
                              expected='{"code", "message"}', actual="not JSON") from None
         got = obj.get("code") if isinstance(obj, dict) else obj
         if not isinstance(obj, dict) or (got != code if code else not (isinstance(got, str) and got)):
@@ -113,6 +133,15 @@ async def post_errors(ctx: CaseContext) -> Outcome:
 
 async def _first_bytes_s(ctx: CaseContext, text: str) -> float:
     """Time to the first body bytes of a POST; the rest of the response is dropped unread."""
+    if (endpoint := _endpoint(ctx)) is not None:
+        answer = await endpoint.post_invocations(json.dumps({"text": text}).encode(), first_only=True)
+        if answer.status != 200:
+            raise CaseFailed(f"POST /invocations answered HTTP {answer.status}", expected="200",
+                             actual=str(answer.status))
+        if answer.first_s is None:
+            raise CaseFailed("POST /invocations answered 200 with an empty body", expected="audio",
+                             actual="no body")
+        return answer.first_s
     start = time.perf_counter()
     async with ctx.http().stream("POST", "/invocations", content=json.dumps({"text": text}),
                                  headers={"Content-Type": "application/json"}) as response:
@@ -128,7 +157,7 @@ async def _first_bytes_s(ctx: CaseContext, text: str) -> float:
 @case("post.stream.1", "POST /invocations streams: the first bytes leave before the last sentence is "
       "synthesized", clauses=["POST-INVOCATIONS", "TTS-STREAM"],
       expect=f"first bytes for {STREAM_SENTENCES} sentences within {STREAM_RATIO:g}x (+{STREAM_SLACK_S * 1000:.0f} "
-             "ms) those of the first sentence alone", requires=[Requires.HTTP])
+             "ms) those of the first sentence alone", requires=[Requires.INVOCATIONS])
 async def post_stream(ctx: CaseContext) -> Outcome:
     await _first_bytes_s(ctx, STREAM_FIRST)  # warm-up
     ctx.left_work_running = True  # responses are dropped unread: the container may still be working

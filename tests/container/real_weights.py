@@ -34,7 +34,12 @@ VOICES = ("af_heart", "am_adam")
 # 2026-12-01): durations within 1.6%, WER 0 on all 16, log-mel 3.29-3.78 dB (mean 3.49; the int8
 # activations of the ONNX route against float32 activations here); wrong mappings: decode.1/decode.2
 # swapped 6.65-7.01 dB, duration-LSTM gates in ONNX order 9.3 dB to infinite (durations 1.8-2.5x).
-DURATION_TOLERANCE = 0.02  # |len(torch) / len(onnx) - 1|
+# Remeasured 2026-12-02 on an AMD EPYC with AVX2 and no VNNI (onnxruntime picks its int8 kernels by
+# instruction set, so the ONNX route's durations move by a frame or two): durations within 2.2%
+# (am_adam, "The quick brown fox ...": 81000 against 79240 samples), log-mel 3.26-3.68 dB, the
+# controls as before (LSTM gates 1.95-2.45x). 3% keeps a margin over both machines and stays 25x
+# below the nearest wrong mapping's duration error.
+DURATION_TOLERANCE = 0.03  # |len(torch) / len(onnx) - 1|
 MAX_WER = 0.05  # word error rate of the torch route's transcript against the ONNX route's
 LOG_MEL_TOLERANCE_DB = 5.0  # DTW log-mel distance, dB: between the worst correct pair and the best wrong one
 

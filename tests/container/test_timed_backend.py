@@ -36,7 +36,7 @@ def profile(**changes: object) -> Profile:
 
 
 def test_shipped_profiles_load_and_say_where_their_numbers_come_from() -> None:
-    assert {"h200-eager", "cpu-onnx-2core"} <= set(shipped_profiles())
+    assert {"h200-eager", "cpu-onnx-2core", "g5-xlarge"} <= set(shipped_profiles())
     for name in shipped_profiles():
         p = load_profile(name)
         assert p.name == name and len(p.source) > 80

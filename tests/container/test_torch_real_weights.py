@@ -60,7 +60,7 @@ def test_the_converter_names_what_it_cannot_place(routes: rw.Routes) -> None:
         tw.convert(onnx_path, target)
 
 
-def test_durations_match_within_two_percent(pairs: list[rw.Pair]) -> None:
+def test_durations_match_within_tolerance(pairs: list[rw.Pair]) -> None:
     for pair in pairs:
         assert abs(pair.duration_ratio - 1) <= rw.DURATION_TOLERANCE, (pair.voice, pair.text, pair.duration_ratio)
 

@@ -25,12 +25,17 @@ PINNED = {
         "--skip-label-check",
         "--no-wait",
         "--dry-run",
+        "--autoscale-min",
+        "--autoscale-max",
+        "--autoscale-target",
+        "--plan",
     ],
     "down": ["--name", "--purge", "--region"],
+    "scale-out-time": ["--name", "--region", "--scale-out-s", "--sessions", "--p95-ms", "--timeout"],  # not pinned
 }
 
 
-@pytest.mark.parametrize("command", ["up", "down"])
+@pytest.mark.parametrize("command", ["up", "down", "scale-out-time"])
 def test_help_lists_pinned_options_and_exit_codes(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main([command, "--help"])

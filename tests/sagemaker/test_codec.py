@@ -86,11 +86,13 @@ def test_corrupt_bytes_are_refused() -> None:
 
 
 @pytest.mark.parametrize(("kind", "data_type"), [(FrameKind.TEXT, "UTF8"), (FrameKind.BINARY, "BINARY")])
-def test_payload_part_matches_the_sdk_model(kind: FrameKind, data_type: str) -> None:
-    decoded = Event.decode(BytesIO(codec.payload_part(b"\x7b\x00", kind)))
+@pytest.mark.parametrize("complete", [True, False])
+def test_payload_part_matches_the_sdk_model(kind: FrameKind, data_type: str, complete: bool) -> None:
+    decoded = Event.decode(BytesIO(codec.payload_part(b"\x7b\x00", kind, complete=complete)))
     assert decoded is not None
     expected = sdk_message(
-        ResponseStreamEventPayloadPart(value=ResponsePayloadPart(bytes_=b"\x7b\x00", data_type=data_type)),
+        ResponseStreamEventPayloadPart(value=ResponsePayloadPart(
+            bytes_=b"\x7b\x00", data_type=data_type, completion_state="COMPLETE" if complete else "PARTIAL")),
         client=False,
     )
     assert dict(decoded.message.headers) == dict(expected.headers)

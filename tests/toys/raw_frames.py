@@ -39,13 +39,15 @@ class FrameSocket:
 class RawFramesToy(ToyContainer):
     """Reads each client message as its frames' payloads; subclasses say how they become messages."""
 
+    socket_class: type[FrameSocket] = FrameSocket  # how it writes its messages
+
     async def messages(self, connection: ServerConnection) -> AsyncIterator[bytes | str]:
         """The correct way: whole messages, TEXT frames UTF-8-checked by the library."""
         while True:
             yield await connection.recv()
 
     async def handle(self, connection: ServerConnection) -> None:
-        ws = FrameSocket(connection)
+        ws = self.socket_class(connection)
         try:
             async for data in self.messages(connection):
                 try:
