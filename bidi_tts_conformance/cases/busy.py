@@ -27,6 +27,7 @@ WINDOW_S = 2.0  # how long new handshakes and /ping are polled
 HANDSHAKE_WAIT_S = 1.0  # a handshake not done by then is recorded as unanswered (4x the deadline)
 PING_WAIT_S = PING_DEADLINE_S + 0.5
 POLL_GAP_S = 0.1
+SLOW_SHARE = 4  # more than 1 in 4 handshakes over 250 ms (at least 2) is FAILED; fewer NON-STRICT
 # After the polls, how long to wait for the busy sessions' next audio: audio before the polls and after
 # them, of a message still unfinished, shows that the container was synthesizing all through them (a CPU
 # container may take longer than the window to make one unit of speech for each of the sessions).
@@ -119,7 +120,8 @@ async def _first_audio(replies: list[Reply], readers: list[asyncio.Task[str | No
 @case("health.busy.1", "new sessions are accepted within 250 ms and /ping answers within 2 s while other "
       "sessions synthesize", clauses=["SM-ACCEPT", "SM-PING", "TTS-ISOLATION"],
       expect=f"{BUSY_SESSIONS} sessions synthesizing long texts; for {WINDOW_S:.0f} s after their first audio, "
-             "every new handshake within 250 ms (NON-STRICT for a single one over) and every /ping 200 within 2 s; "
+             "every new handshake within 250 ms (NON-STRICT for one, or up to a quarter, over) and every /ping "
+             "200 within 2 s; "
              "NOT-JUDGED when no busy message had audio after the polls, mid-message",
       requires=[Requires.HTTP])
 async def busy_container(ctx: CaseContext) -> Outcome:
@@ -162,10 +164,11 @@ async def busy_container(ctx: CaseContext) -> Outcome:
              f"{_ms(_p95(handshakes), hs)}, worst {_ms(max(handshakes), hs)}; {len(pings)} pings: worst "
              f"{_ms(max(pings), PING_WAIT_S)}; {busy_shown}")
     slow = [t for t in handshakes if t > ACCEPT_DEADLINE_S]
-    # One slow handshake among many is what a loaded machine does now and then (seen on the reference
-    # container at load 7 on 2 cores, bench/bench_busy.py); a container that blocks while it synthesizes
-    # is slow on every one.
-    if len(slow) > 1 or any(math.isinf(t) for t in slow):
+    # A few slow handshakes are what a loaded machine does now and then: on the reference container on 2
+    # shared cores, 1 of 14-16 at 257-316 ms in two of three runs, each beside a /ping as slow (a stall of
+    # the machine, not of the container; bench/bench_busy.py). A container that blocks while it synthesizes
+    # is slow on most of them, or answers none within 1 s (tests/toys/busy.py: none of 14 in 10 s).
+    if len(slow) > max(1, len(handshakes) // SLOW_SHARE) or any(math.isinf(t) for t in slow):
         raise CaseFailed(f"slow accept while busy: {len(slow)} of {len(handshakes)} handshakes over 250 ms "
                          f"({shown})", expected="every handshake within 250 ms", actual=shown)
     late = [t for t in pings if PING_DEADLINE_S < t < math.inf]
@@ -174,5 +177,6 @@ async def busy_container(ctx: CaseContext) -> Outcome:
         raise CaseFailed(f"/ping failing while busy: {what} ({shown})", expected="/ping 200 within 2 s",
                          actual=shown)
     if slow:
-        return non_strict(f"one handshake of {len(handshakes)} over 250 ms while busy ({shown})")
+        return non_strict(f"{len(slow)} handshake{'s' if len(slow) > 1 else ''} of {len(handshakes)} over 250 ms "
+                          f"while busy ({shown})")
     return ok(shown)

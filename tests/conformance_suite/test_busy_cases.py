@@ -13,7 +13,7 @@ from bidi_tts_conformance.model import CaseResult, Verdict
 from bidi_tts_conformance.runner import run_case
 from bidi_tts_conformance.targets import Target
 from tests.container.timed_server import timed_container
-from tests.toys.busy import OneSlowAcceptToy
+from tests.toys.busy import SlowAcceptsToy
 from tests.toys.good import ServerThread, ToyConfig, ToyContainer
 
 FAST = Options(silence=3.0, case_timeout=30.0)
@@ -35,14 +35,23 @@ def test_busy_is_not_judged_when_the_busy_sessions_are_done_at_once() -> None:
 
 
 @pytest.mark.timeout(60)
-def test_a_single_slow_handshake_among_many_is_non_strict_not_failed() -> None:
-    """The 3 busy sessions are handshakes 1-3; the 5th is the 2nd of the polls."""
-    toy = OneSlowAcceptToy(slow_at=5, hold_s=0.4)
-    with ServerThread(toy.app()) as server:
+def test_two_slow_handshakes_among_many_are_non_strict_not_failed() -> None:
+    """The 3 busy sessions are handshakes 1-3; the 5th and 6th are the 2nd and 3rd of the polls (a stall of
+    a loaded machine spans two polls 0.1 s apart)."""
+    with ServerThread(SlowAcceptsToy(slow_at=(5, 6), hold_s=0.4).app()) as server:
         result = _on(server.url, BUSY)
     assert result.verdict is Verdict.NON_STRICT, result.detail
-    assert "one handshake of" in result.detail and "over 250 ms while busy" in result.detail
+    assert "2 handshakes of" in result.detail and "over 250 ms while busy" in result.detail
     assert "had audio after them, mid-message" in result.detail
+
+
+@pytest.mark.timeout(60)
+def test_most_handshakes_slow_while_busy_is_failed() -> None:
+    """Every other poll held 0.4 s (answered, so not the unanswered rule): more than a quarter slow."""
+    with ServerThread(SlowAcceptsToy(slow_at=range(4, 200, 2), hold_s=0.4).app()) as server:
+        result = _on(server.url, BUSY)
+    assert result.verdict is Verdict.FAILED, result.detail
+    assert "slow accept while busy" in result.detail
 
 
 @pytest.mark.timeout(90)

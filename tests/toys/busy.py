@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Collection
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
@@ -75,17 +76,18 @@ class LoopBlockingToy(ToyContainer):
         await ws.send_text(protocol.synthesis_complete(request.request_id, total, request.sample_rate))
 
 
-class OneSlowAcceptToy(ToyContainer):
-    """Streams in real time off its loop (a correct container), but holds the `slow_at`-th WebSocket
-    handshake for `hold_s` before accepting it: one outlier, as a loaded machine gives now and then."""
+class SlowAcceptsToy(ToyContainer):
+    """Streams in real time off its loop (a correct container), but holds the WebSocket handshakes
+    numbered in `slow_at` (from 1) for `hold_s` before accepting them: outliers, as a loaded machine
+    gives now and then, or (many of them) a container slow to accept while busy."""
 
-    def __init__(self, slow_at: int = 5, hold_s: float = 0.4) -> None:
+    def __init__(self, slow_at: Collection[int] = (5,), hold_s: float = 0.4) -> None:
         super().__init__(ToyConfig(realtime_factor=1.0))
-        self.slow_at, self.hold_s = slow_at, hold_s
+        self.slow_at, self.hold_s = frozenset(slow_at), hold_s
         self.handshakes = 0
 
     async def websocket(self, ws: WebSocket) -> None:
         self.handshakes += 1
-        if self.handshakes == self.slow_at:
+        if self.handshakes in self.slow_at:
             await asyncio.sleep(self.hold_s)
         await super().websocket(ws)
