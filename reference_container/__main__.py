@@ -104,6 +104,8 @@ def serve(settings: Settings, sock: socket.socket) -> int:
     import uvicorn
 
     from reference_container.app import create_app
+    from reference_container.drain import Drain
+    from reference_container.shutdown import GRACEFUL_SHUTDOWN_S, DrainingServer
     from reference_container.synthesizers.factory import DeferredSynthesizer
 
     synth = DeferredSynthesizer(settings)
@@ -127,10 +129,15 @@ def serve(settings: Settings, sock: socket.socket) -> int:
         ws_ping_timeout=settings.ws_ping_interval,
         log_config=None,
         log_level=settings.log_level,
-        timeout_graceful_shutdown=10,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         lifespan="on",
     )
-    server = uvicorn.Server(config)
+
+    def drain_of() -> Drain | None:
+        state = getattr(app.state, "container", None)  # set by the lifespan
+        return None if state is None else state.drain
+
+    server = DrainingServer(config, drain_of, settings.drain_s)
     log.info(kv(event="starting", host=settings.host, port=settings.port, backend=settings.backend,
                 url=f"http://{_where(settings.host, settings.port)}"))
     try:

@@ -62,7 +62,7 @@ def create_app(
 
     return Starlette(
         routes=[
-            Route("/ping", ping, methods=["GET"]),
+            Route("/ping", ping, methods=["GET", "POST"]),  # GET: the health check; POST: the bidi section
             Route("/voices", voices, methods=["GET"]),
             Route("/invocations", invocations, methods=["POST"]),
             WebSocketRoute(protocol.WS_PATH, bidi_stream),

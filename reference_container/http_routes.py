@@ -1,4 +1,5 @@
-"""HTTP routes: `GET /ping`, `GET /voices` and `POST /invocations` (one whole input, audio streamed as it is made)."""
+"""HTTP routes: `GET /ping` (and `POST /ping`, which the bidirectional-streaming guide names), `GET /voices`
+and `POST /invocations` (one whole input, audio streamed as it is made)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,25 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from bidi_tts import protocol
 from bidi_tts.audio import wav_header
-from reference_container.scheduler import Busy, JobCancelled, JobFailed
+from reference_container.scheduler import Busy, JobCancelled, JobFailed, Scheduler
 from reference_container.state import AppState
 from reference_container.streaming import MessageStats, message_audio
 
 FORMATS = ("pcm", "wav")
 _request_ids = itertools.count(1)
+
+
+class _PostStream:
+    """A POST response for reference_container.drain: it finishes its one input, unless stopped."""
+
+    def __init__(self, scheduler: Scheduler, session_id: str) -> None:
+        self.scheduler, self.session_id = scheduler, session_id
+
+    def drain(self) -> None:
+        pass  # one input: the stream ends when its audio does
+
+    def stop_now(self) -> None:
+        self.scheduler.cancel_session(self.session_id)  # the body ends early (JobCancelled)
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
@@ -66,6 +80,8 @@ async def invocations(request: Request) -> Response:
     if fmt not in FORMATS:
         code = protocol.ErrorCode.BAD_FORMAT
         return _error(400, code.value, protocol.ERROR_MESSAGES[code])
+    if state.drain.draining:
+        return _error(503, protocol.ErrorCode.BUSY.value, "The container is shutting down.")
     try:
         ticket = state.scheduler.admit()
     except Busy:
@@ -73,8 +89,11 @@ async def invocations(request: Request) -> Response:
     session_id = f"http-{next(_request_ids)}"
     stats = MessageStats(session_id, parsed.request_id)
 
+    stream = _PostStream(state.scheduler, session_id)
+
     async def body_stream() -> AsyncIterator[bytes]:
         outcome = "complete"
+        state.drain.register(stream)
         try:
             if fmt == "wav":
                 yield wav_header(sample_rate=parsed.sample_rate, streaming=True)
@@ -91,6 +110,7 @@ async def invocations(request: Request) -> Response:
             # Also runs when the client goes away mid-stream: stop its queued and running work.
             state.scheduler.cancel_session(session_id)
             ticket.release()
+            state.drain.unregister(stream)
             stats.log(outcome)
 
     media = "audio/wav" if fmt == "wav" else "audio/pcm"

@@ -45,6 +45,7 @@ class Settings:
     first_clause_chars: int = 40
     ws_ping_interval: float = 20.0
     send_timeout_s: float = 30.0  # a client that reads nothing for this long is dropped
+    drain_s: float = 20.0  # after SIGTERM (SageMaker's SIGKILL follows 30 s later): reference_container.shutdown
     log_level: str = "info"
     warmup: bool = True
 
@@ -62,9 +63,10 @@ PROG = "python -m reference_container"
 
 EPILOG = """\
 Every option can also be set by the environment variable named in its help; a flag wins over the
-environment. Exit status: 0 after a clean stop (and for --help, --list-voices), 1 when the server
-cannot start (port in use, model failed to load), 2 for bad usage (a bad option or environment
-value, a --default-voice that is not among the voices).
+environment. Exit status: 0 after a clean stop (SIGTERM included: open sessions drain first, see
+--drain-timeout) and for --help, --list-voices; 1 when the server cannot start (port in use, model
+failed to load); 2 for bad usage (a bad option or environment value, a --default-voice that is not
+among the voices).
 
 Voices are searched in this order, the first place with any wins: --voices-dir / KOKORO_VOICES_DIR,
 /opt/kokoro/voices (the image), <repo>/../shared/kokoro/voices (a development checkout), the
@@ -201,6 +203,10 @@ OPTIONS: tuple[_Option, ...] = (
     _Option("--send-timeout", "send_timeout_s", "SEND_TIMEOUT", _seconds(positive=True),
             "seconds one frame may wait for a client that does not read before the session is "
             "ended and its work dropped", "S"),
+    _Option("--drain-timeout", "drain_s", "DRAIN_TIMEOUT", _seconds(positive=False, high=24),
+            "seconds after SIGTERM that open sessions and POST streams may take to finish their message "
+            "(then it is stopped and the session closed with 1001); SageMaker sends SIGKILL 30 s after "
+            "SIGTERM", "S"),
     _Option("--log-level", "log_level", "LOG_LEVEL", _choice(_LOG_LEVELS),
             "log level of the key=value logs on stderr", "{" + ",".join(_LOG_LEVELS) + "}"),
 )

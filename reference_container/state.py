@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 from bidi_tts import protocol
+from reference_container.drain import Drain
 from reference_container.logs import kv
 from reference_container.scheduler import Scheduler
 from reference_container.settings import Settings
@@ -31,6 +32,7 @@ class AppState:
     # What a unit costs on this machine: measured after the warm-up, then followed unit by unit
     # (reference_container.unit_cost); the units of every message are planned from it.
     cost: UnitCost = field(default_factory=UnitCost)
+    drain: Drain = field(default_factory=Drain)  # the open sessions and POST streams, for a stop
 
     def __post_init__(self) -> None:
         self.scheduler = Scheduler(

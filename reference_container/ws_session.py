@@ -24,6 +24,7 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bidi_tts import protocol
+from reference_container.drain import GOING_AWAY_REASON
 from reference_container.logs import kv
 from reference_container.scheduler import Busy, JobCancelled, JobFailed
 from reference_container.session_state import ServerMove, ServerSessionState
@@ -44,6 +45,8 @@ class _Item:
     request: protocol.SynthesizeRequest | None = None
     error: protocol.ProtocolError | None = None
     close: bool = False
+    close_code: int = protocol.CloseCode.NORMAL
+    close_reason: str = ""
     cancelled: bool = False
 
 
@@ -69,6 +72,7 @@ class WsSession:
         """Accept, then read and process concurrently until the session ends."""
         await self.ws.accept()
         log.info(kv(event="session_open", session=self.id))
+        self.state.drain.register(self)
         reader = asyncio.create_task(self._read_loop(), name=f"{self.id}-reader")
         processor = asyncio.create_task(self._process_loop(), name=f"{self.id}-processor")
         try:
@@ -87,8 +91,22 @@ class WsSession:
             reader.cancel()
             processor.cancel()
             self.state.scheduler.cancel_session(self.id)
+            self.state.drain.unregister(self)
             log.info(kv(event="session_end", session=self.id, messages=self._messages,
                         gone=self.states.peer_gone, duration_s=time.perf_counter() - self._opened))
+
+    # -- stopping (reference_container.shutdown) -------------------------------------------------
+    def drain(self) -> None:
+        """The container is stopping: finish the current message, drop the ones waiting, close 1001."""
+        if not self.states.taking_messages:
+            return  # a close is under way already (the client's: it ends with 1000)
+        self.states.move(ServerMove.RECEIVE_CLOSE)
+        self._inbox.clear()
+        self._push(_Item(close=True, close_code=protocol.CloseCode.GOING_AWAY, close_reason=GOING_AWAY_REASON))
+
+    def stop_now(self) -> None:
+        """The drain deadline: stop the current message (synthesis_complete says cancelled), then close."""
+        self._cancel_all()
 
     # -- reading --------------------------------------------------------------------------------
     def _push(self, item: _Item) -> None:
@@ -152,7 +170,7 @@ class WsSession:
             if self.states.closed:
                 return
             if item.close:
-                await self._close(protocol.CloseCode.NORMAL)
+                await self._close(item.close_code, item.close_reason)
                 return
             if item.error is not None:
                 await self._send_text(protocol.error_from(item.error))
@@ -243,7 +261,7 @@ class WsSession:
         except (WebSocketDisconnect, RuntimeError, OSError) as exc:
             raise _SendFailed from exc
 
-    async def _close(self, code: int) -> None:
+    async def _close(self, code: int, reason: str = "") -> None:
         self.states.move(ServerMove.CLOSE)
         with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):
-            await self.ws.close(code)
+            await self.ws.close(code, reason)

@@ -1,4 +1,4 @@
-"""health.*: /ping, the accept deadline, the WebSocket path headers, the image label."""
+"""health.*: /ping (GET and POST), the accept deadline, the WebSocket path headers, the image label."""
 
 from __future__ import annotations
 
@@ -79,6 +79,33 @@ async def ping_fast(ctx: CaseContext) -> Outcome:
             raise CaseFailed(f"GET /ping took {elapsed:.2f} s", expected="within 2 s",
                              actual=f"{elapsed:.2f} s")
     return ok(f"slowest /ping {max(times) * 1000:.0f} ms")
+
+
+# Why a GET-only /ping is NON-STRICT, not FAILED: the guide's section on the bidirectional-streaming
+# contract says the container answers POST /ping, while its general health-check section (which SM-PING
+# follows) says GET, and nothing public shows which one the platform sends to a bidirectional endpoint.
+# AWS's own sample serves both; so does the reference container.
+@case("health.ping.post.1", "POST /ping answers 200 within 2 s, as GET /ping does",
+      clauses=["SM-PING"], expect="HTTP 200 within 2 s; NON-STRICT when only GET is served (404 or 405)",
+      requires=[Requires.HTTP])
+async def ping_post(ctx: CaseContext) -> Outcome:
+    start = time.perf_counter()
+    try:
+        response = await ctx.http().post("/ping", timeout=PING_DEADLINE_S * 3)
+    except httpx.HTTPError as exc:
+        raise CaseFailed(f"POST /ping gave no answer within {PING_DEADLINE_S * 3:.0f} s ({type(exc).__name__})",
+                         expected="HTTP 200 within 2 s", actual="no answer") from None
+    elapsed = time.perf_counter() - start
+    status = response.status_code
+    if status in (404, 405):
+        return non_strict(f"POST /ping answered HTTP {status}: only GET /ping is served, while the guide's "
+                          "bidirectional-streaming section says POST (AWS's sample serves both)")
+    if status != 200:
+        raise CaseFailed(f"POST /ping answered HTTP {status} on a ready container", expected="HTTP 200",
+                         actual=f"HTTP {status}")
+    if elapsed > PING_DEADLINE_S:
+        raise CaseFailed(f"POST /ping took {elapsed:.2f} s", expected="within 2 s", actual=f"{elapsed:.2f} s")
+    return ok(f"POST /ping 200 in {elapsed * 1000:.0f} ms")
 
 
 async def _accept_time(ctx: CaseContext) -> float:

@@ -25,7 +25,17 @@ from bidi_tts_conformance.model import CaseResult, Verdict
 from bidi_tts_conformance.ping_log import PingLog
 from bidi_tts_conformance.runner import run_case
 from bidi_tts_conformance.targets import DockerTarget, SageMakerEndpointTarget, Target, wait_ready
-from tests.toys import broken, broken_input, broken_output, broken_session, inbox, mutants, raw_frames
+from tests.toys import (
+    broken,
+    broken_input,
+    broken_output,
+    broken_session,
+    busy,
+    inbox,
+    mutants,
+    ping_methods,
+    raw_frames,
+)
 from tests.toys.good import ServerThread, ToyContainer
 
 FAST = Options(silence=1.5, case_timeout=30.0)
@@ -59,6 +69,9 @@ TOYS: dict[str, Toy] = {
     "path_header_rejected": Toy(broken_session.PathHeaderRejectedToy, ("frames.text.1", "health.accept.1")),
     "ping_waits_for_model": Toy(broken_session.PingWaitsForModelToy, ("health.ping.1", "frames.text.1")),
     "image_unlabelled": Toy(ToyContainer, ("health.ping.1",), via="image"),
+    "loop_blocking": Toy(busy.LoopBlockingToy, ("health.ping.1", "health.accept.1")),
+    "ping_get_only": Toy(ping_methods.GetOnlyPingToy, ("health.ping.1",)),
+    "post_ping_500": Toy(ping_methods.PostPing500Toy, ("health.ping.1", "health.ping.2")),
     # frames in
     "receive_text_only": Toy(broken.TextOnlyToy, ("frames.text.1", "frames.fragmented.1", "close.explicit.1")),
     "receive_bytes_only": Toy(broken_input.BinaryOnlyToy, ("frames.binary.1", "frames.fragmented.2",
@@ -157,6 +170,8 @@ PROOFS: dict[str, Proof] = {
     "health.path.1": Proof("path_header_rejected", "HTTP 403"),
     "health.ping.3": Proof("ping_waits_for_model", "during synthesis"),
     "health.label.1": Proof("image_unlabelled", f"{BIDI_LABEL}=None"),
+    "health.busy.1": Proof("loop_blocking", "slow accept while busy"),
+    "health.ping.post.1": Proof("post_ping_500", "POST /ping answered HTTP 500"),
     "frames.binary.1": Proof("receive_text_only", "binary frame not handled"),
     "frames.text.1": Proof("receive_bytes_only", "text frame not handled"),
     "frames.fragmented.1": Proof("frame_per_message", "fragmented TEXT message not handled"),
@@ -254,6 +269,7 @@ PROOFS: dict[str, Proof] = {
 # More proofs, by other toys breaking the same clause another way: (toy, case id, phrase).
 ALSO_FAILED: list[tuple[str, str, str]] = [
     ("never_complete", "audio.order.1", "but no synthesis_complete"),
+    ("ping_waits_for_model", "health.busy.1", "/ping failing while busy: /ping unanswered after"),
     ("wrong_totals", "audio.consistent.1", "reports audio_bytes="),
     ("wrong_close_code", "close.explicit.1", "wrong close code 1011"),
     ("wrong_close_code", "close.explicit.2", "wrong close code 1011"),
@@ -267,6 +283,7 @@ ALSO_FAILED: list[tuple[str, str, str]] = [
 NON_STRICT: dict[str, tuple[str, str]] = {
     "cancel.1": ("good_without_cancel", "cancel not supported (optional)"),
     "audio.speed.1": ("speed_ignored", "speed seems ignored"),
+    "health.ping.post.1": ("ping_get_only", "POST /ping answered HTTP 405: only GET /ping is served"),
 }
 
 # Case id -> why no toy can make it fail. Keep it empty where at all possible.
@@ -332,18 +349,22 @@ def _served(toy: Toy, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterat
     server = (raw_frames.RawServerThread(container) if isinstance(container, raw_frames.RawFramesToy)
               else ServerThread(container.app()))
     with server:
-        if toy.via == "url":
-            yield Target(kind="url", base_url=server.url)
-        elif toy.via == "loading":
-            log = PingLog(started_at=container_started)
-            wait_ready(server.url, 10.0, lambda _: None, server.thread.is_alive, log)
-            yield Target(kind="process", base_url=server.url, ping_log=log)
-        elif toy.via == "image":
-            with _fake_docker(monkeypatch, {}):
-                yield DockerTarget(image="toy-without-label:latest", base_url=server.url)
-        else:
-            with _sagemaker_target(server.url, monkeypatch, tmp_path) as target:
-                yield target
+        try:
+            if toy.via == "url":
+                yield Target(kind="url", base_url=server.url)
+            elif toy.via == "loading":
+                log = PingLog(started_at=container_started)
+                wait_ready(server.url, 10.0, lambda _: None, server.thread.is_alive, log)
+                yield Target(kind="process", base_url=server.url, ping_log=log)
+            elif toy.via == "image":
+                with _fake_docker(monkeypatch, {}):
+                    yield DockerTarget(image="toy-without-label:latest", base_url=server.url)
+            else:
+                with _sagemaker_target(server.url, monkeypatch, tmp_path) as target:
+                    yield target
+        finally:
+            if halt := getattr(container, "halt", None):  # a toy that would hold its server's shutdown
+                halt()
 
 
 @contextmanager
