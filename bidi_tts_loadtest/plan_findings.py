@@ -188,12 +188,27 @@ def no_session_bound(plan: Plan) -> Finding | None:
                    "sessions, not sessions; past H sessions every session on the instance slows down")
 
 
+def growth_from_trough(plan: Plan) -> Finding | None:
+    capacity = plan.trough_capacity
+    if capacity is None or plan.min_instances is None or capacity >= plan.peak:
+        return None
+    unit = "rps" if plan.load == "request" else "sessions"
+    scale_out_s = plan.policy.scale_out_s
+    rate = max(0.0, capacity - plan.trough) / scale_out_s
+    return Finding(WARN, "growth_from_trough",
+                   f"from the trough the {plan.min_instances} standing instances carry {capacity:.1f} {unit} at "
+                   f"the SLO until new capacity serves, {scale_out_s:g} s after a decision: load may grow from "
+                   f"{plan.trough:g} by about {rate:.3g} {unit} a second there, and by at most {plan.policy.surge:g}x "
+                   "within the scale-out time anywhere; a steeper ramp outruns target tracking, which adds "
+                   "capacity one activity at a time: replay your ramp with python -m bidi_tts_loadtest.fleet_sim "
+                   "and raise --min-floor (or schedule capacity before the ramp) until it passes")
+
+
 CHECKS: tuple[Callable[[Plan], Finding | None], ...] = (
     service_over_slo, held_none, over_quota, qmax_lower_bound, single_run, curve_assumed, slo_differs,
-    min_one, surge_headroom, queue_rejects, sized_from_throughput, target_in_concurrency,
+    min_one, surge_headroom, growth_from_trough, queue_rejects, sized_from_throughput, target_in_concurrency,
     session_one_invocation, sessions_do_not_move, no_session_bound,
 )
-
 
 def findings(plan: Plan) -> list[Finding]:
     return [f for f in (check(plan) for check in CHECKS) if f is not None]

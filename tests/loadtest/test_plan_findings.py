@@ -42,6 +42,7 @@ CASES: list[tuple[str, str, Argv, Argv]] = [
     ("slo_differs_from_ladder", "WARN", lambda t: _with(SAMPLE, "--slo-ms", "2500"), lambda t: SAMPLE),
     ("min_one_instance", "WARN", lambda t: [*SAMPLE, "--min-floor", "1"], lambda t: SAMPLE),
     ("surge_headroom", "WARN", lambda t: _with(SAMPLE, "--surge", "1.6"), lambda t: SAMPLE),
+    ("growth_from_trough", "WARN", lambda t: SAMPLE, lambda t: [*SAMPLE, "--min-floor", "370"]),
     ("queue_rejects_at_target", "WARN", lambda t: _with(HAND, "--qmax", "5"), lambda t: HAND),
     ("sized_from_throughput", "OK", lambda t: SAMPLE, lambda t: SESSIONS),
     ("target_in_concurrency", "OK", lambda t: SAMPLE, lambda t: SESSIONS),
