@@ -510,7 +510,7 @@ class ClientSession:
         return events
 
 
-_AUDIO_FIELDS = ("audio", "data", "pcm", "chunk")
+_AUDIO_FIELDS = ("audio", "data", "pcm", "chunk", "audio_b64")  # audio_b64: vLLM-Omni's audio.chunk
 
 
 def _audio_in_json(control: dict[str, Any]) -> bytes | None:
