@@ -51,6 +51,7 @@ options a container author needs:
   --conformance-strict     NON-STRICT verdicts fail too
   --voice NAME             voice for the cases (default af_heart)
   --sample-rate HZ         sample rate for the cases (default 24000)
+  --dialect NAME           wire protocol: kokoro-sample (default) or vllm-omni (docs/dialects.md)
   --ready-timeout S        how long to wait for /ping to answer 200
   --reply-timeout S        silence allowed while an expected frame is due (default: calibrated)
   --case-timeout S         time for one whole case

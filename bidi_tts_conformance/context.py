@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from bidi_tts.dialects import DEFAULT_DIALECT
 from bidi_tts.protocol import DEFAULT_SAMPLE_RATE, DEFAULT_VOICE
 from bidi_tts.session import Rule
 from bidi_tts.transports.base import ConnectError, Transport
@@ -28,6 +29,7 @@ class Options:
     case_timeout: float = 300.0  # the whole case
     end_silence: float | None = None  # see Calibration.end_silence (None: silence)
     end_silence_one: float | None = None  # see Calibration.end_silence_one
+    dialect: str = DEFAULT_DIALECT  # --dialect: the wire protocol the sessions speak (docs/dialects.md)
 
 
 class CaseContext:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from bidi_tts.dialects import DEFAULT_DIALECT, DIALECTS, dialect_named
 from bidi_tts.protocol import DEFAULT_SAMPLE_RATE, DEFAULT_VOICE
 from bidi_tts_conformance import preflight, selection
 from bidi_tts_conformance.context import Options
@@ -61,6 +62,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="seconds of silence allowed while an expected frame is due (default: calibrated on the "
                      "container at the start of the run, 2 to 60)")
     g.addoption("--container-log", default=None, help="write the process target's output here")
+    g.addoption("--dialect", choices=tuple(DIALECTS), default=DEFAULT_DIALECT,
+                help=f"the wire protocol the sessions speak (default {DEFAULT_DIALECT}; docs/dialects.md)")
     preflight.add_options(g)
 
 
@@ -81,12 +84,14 @@ class ConformanceState:
         self.options = Options(
             voice=config.getoption("voice"),
             sample_rate=config.getoption("sample_rate"),
+            dialect=config.getoption("dialect"),
             **{name: value for name, value in timeouts.items() if value is not None},
         )
         self._calibrate = timeouts["silence"] is None
         self._case_timeout_given = timeouts["case_timeout"] is not None
         self.strict = bool(config.getoption("conformance_strict") or config.getoption("strict", False))
         self.planned = self._plan()
+        self.planned.dialect = dialect_named(self.options.dialect)
         self.runner = SuiteRunner(self.planned, self.options, calibrate_timeouts=self._calibrate,
                                   case_timeout_given=self._case_timeout_given, progress=self.note)
         self._started = False

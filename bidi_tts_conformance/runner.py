@@ -25,6 +25,7 @@ from bidi_tts.transports.base import ConnectError, TransportClosed, TransportTim
 from bidi_tts_conformance.calibration import Calibration, calibrate, is_prompt, probe_ttfa
 from bidi_tts_conformance.context import CaseContext, Options
 from bidi_tts_conformance.diagnose import describe_close, describe_connect_error
+from bidi_tts_conformance.dialect_scope import not_judged_because
 from bidi_tts_conformance.failures import CaseFailed, CaseSkipped
 from bidi_tts_conformance.focus import focus_of
 from bidi_tts_conformance.model import Case, CaseResult, Outcome, Requires, Verdict
@@ -49,6 +50,8 @@ async def run_case_async(case: Case, target: Target, options: Options) -> CaseRe
     reason = unmet_requirement(case, target)
     if reason:
         return CaseResult(case, Verdict.SKIPPED, reason)
+    if (outside := not_judged_because(case.id, options.dialect)) is not None:
+        return CaseResult(case, Verdict.NOT_JUDGED, outside)
     ctx = CaseContext(target, options, focus=focus_of(case.id))
     started = time.perf_counter()
     try:
@@ -160,6 +163,8 @@ class SuiteRunner:
         reason = unmet_requirement(case, self.target)
         if reason:
             return CaseResult(case, Verdict.SKIPPED, reason)
+        if (outside := not_judged_because(case.id, self.options.dialect)) is not None:
+            return CaseResult(case, Verdict.NOT_JUDGED, outside)  # no calibration, no container time
         self.prepare()
         if (busy := self._busy_before(case)) is not None:
             return busy

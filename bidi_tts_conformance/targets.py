@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bidi_tts.dialects import Dialect
+from bidi_tts.dialects.kokoro_sample import KokoroSampleDialect
 from bidi_tts.local_container import LocalContainer
 from bidi_tts.probe import ping_status, wait_for_ping
 from bidi_tts.transports.base import Transport
-from bidi_tts.transports.websocket import WebSocketTransport
+from bidi_tts.transports.dialect import DialectTransport
+from bidi_tts.transports.websocket import WebSocketTransport, websocket_url
 from bidi_tts_conformance.failures import CaseSkipped
 from bidi_tts_conformance.ping_log import PingLog
 
@@ -43,12 +46,24 @@ class Target:
     description: str = ""
     # What /ping answered while the container loaded; set only by targets the suite starts itself.
     ping_log: PingLog | None = field(default=None, repr=False)
+    # The wire protocol the sessions speak (--dialect): its route, and the translator every session gets.
+    dialect: Dialect = field(default_factory=KokoroSampleDialect, repr=False)
 
     async def connect(self, **opts: Any) -> Transport:
-        """Open one session. Options: ``headers`` (WebSocket only), ``open_timeout``."""
+        """Open one session in the target's dialect. Options: ``headers`` (WebSocket only),
+        ``open_timeout``, ``wire`` (True: the dialect's own frames, untranslated)."""
+        return self.speaking(await self._open(**opts), wire=bool(opts.get("wire")))
+
+    def speaking(self, transport: Transport, *, wire: bool = False) -> Transport:
+        """`transport` translated to the kokoro-sample conversation (unless `wire` or the identity)."""
+        if wire or self.dialect.is_identity:
+            return transport
+        return DialectTransport(transport, self.dialect.translator())
+
+    async def _open(self, **opts: Any) -> Transport:
         assert self.base_url is not None
         return await WebSocketTransport.open(
-            self.base_url,
+            websocket_url(self.base_url, self.dialect.ws_path),
             headers=opts.get("headers"),
             open_timeout=float(opts.get("open_timeout", 10.0)),
             # A client leaving mid-message need not wait out a container that streams on before it
@@ -208,8 +223,9 @@ class SageMakerEndpointTarget(Target):
     ca_file: str | None = None
     _boto_client: Any = field(default=None, repr=False)
 
-    async def connect(self, **opts: Any) -> Transport:
-        """Open one session. Option ``data_type``: FrameKind.TEXT/BINARY or None (unset)."""
+    async def _open(self, **opts: Any) -> Transport:
+        """Open one session. Option ``data_type``: FrameKind.TEXT/BINARY or None (unset); the
+        dialect's route goes in X-Amzn-SageMaker-Model-Invocation-Path."""
         from bidi_tts.transports.sagemaker import SageMakerTarget, SageMakerTransport
 
         target = SageMakerTarget(
@@ -217,6 +233,7 @@ class SageMakerEndpointTarget(Target):
             region=self.region,
             endpoint_url=self.endpoint_url,
             ca_file=self.ca_file,
+            invocation_path=self.dialect.invocation_path,
         )
         transport: Transport = await SageMakerTransport.open(target, data_type=opts.get("data_type"))
         return transport

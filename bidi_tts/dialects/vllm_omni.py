@@ -59,16 +59,16 @@ class VllmOmniTranslator(Translator):
         kind_of = message.get("type")
         if kind_of == "cancel":
             raise DialectUnsupported("vllm-omni has no cancel message (its client can only flush or close)")
-        if kind_of == "close":
-            return [self._wire({"type": "session.close"}, payload, kind)]
+        if kind_of == "close":  # the dialect wants session.config first, even before a close
+            first = [] if self._settings is not None else [self._config(self._settings_of({}), payload, kind)]
+            return [*first, self._wire({"type": "session.close"}, payload, kind)]
         text = message.get("text")
         if kind_of not in (None, "synthesize") or not isinstance(text, str):
             return [WireMessage(payload, kind, carries_text=True)]
         wire: list[WireMessage] = []
         settings = self._settings_of(message)
         if settings != self._settings:
-            self._settings = settings
-            wire.append(self._wire({"type": "session.config", **settings}, payload, kind))
+            wire.append(self._config(settings, payload, kind))
         wire.append(self._wire({"type": "input.text", "text": text}, payload, kind, carries_text=True))
         wire.append(self._wire({"type": "input.done"}, payload, kind))
         rid = message.get("request_id")
@@ -80,6 +80,10 @@ class VllmOmniTranslator(Translator):
         # vLLM-Omni's session config has no sample_rate: the model's native rate is what comes back.
         chosen = {"model": self._model, "voice": message.get("voice"), "speed": message.get("speed")}
         return {**{k: v for k, v in chosen.items() if v is not None}, **STREAMED_PCM}
+
+    def _config(self, settings: dict[str, Any], like: bytes | str, kind: FrameKind | None) -> WireMessage:
+        self._settings = settings
+        return self._wire({"type": "session.config", **settings}, like, kind)
 
     @staticmethod
     def _wire(obj: dict[str, Any], like: bytes | str, kind: FrameKind | None, *,

@@ -82,6 +82,8 @@ def test_kind_and_payload_type_follow_the_caller() -> None:
 
 def test_close_becomes_session_close_and_cancel_is_declined() -> None:
     t = VllmOmniTranslator()
+    first = wire_objects(t, '{"type": "close"}')  # session.config must come first, even before a close
+    assert [m["type"] for m in first] == ["session.config", "session.close"]
     assert wire_objects(t, '{"type": "close"}') == [{"type": "session.close"}]
     with pytest.raises(DialectUnsupported, match="no cancel"):
         t.outgoing('{"type": "cancel"}', FrameKind.TEXT)
