@@ -1,0 +1,134 @@
+"""The suite in the vllm-omni dialect (--dialect vllm-omni) against the vLLM-Omni toys.
+
+The good toy (tests/toys/omni_good.py, a stand-in for vLLM-Omni's streaming speech handler with
+tones) passes the core cases; a case that only makes sense in kokoro-sample is NOT-JUDGED with its
+reason and without touching the container; the toy that reads with receive_text(), as vLLM-Omni's
+handler does, fails frames.binary.1 (SM-FRAMES-IN) and still passes frames.text.1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bidi_tts.dialects import dialect_named
+from bidi_tts_conformance.cases import REGISTRY
+from bidi_tts_conformance.context import Options
+from bidi_tts_conformance.dialect_scope import NOT_JUDGED_IN, not_judged_because
+from bidi_tts_conformance.model import CaseResult, Verdict
+from bidi_tts_conformance.runner import run_case
+from bidi_tts_conformance.targets import Target
+from tests.toys.good import ServerThread, ToyConfig
+from tests.toys.omni_good import OmniToy, TextOnlyOmniToy
+
+ROOT = Path(__file__).resolve().parents[2]
+OMNI = Options(silence=1.5, case_timeout=30.0, dialect="vllm-omni")
+PACED = ToyConfig(realtime_factor=0.05)  # 1 s of audio in 50 ms, so streaming and close cases see work running
+CORE = ("audio.order.1", "audio.binary.1", "audio.samples.1", "audio.format.1", "audio.stream.1", "audio.speed.1",
+        "frames.binary.1", "frames.text.1", "frames.fragmented.1", "frames.fragmented.2", "session.multi.2",
+        "session.pipelined.1", "close.explicit.1", "close.explicit.2", "close.synthesizing.1",
+        "isolation.concurrent.1")
+
+
+def omni_target(url: str) -> Target:
+    return Target(kind="url", base_url=url, dialect=dialect_named("vllm-omni"))
+
+
+def run(case_id: str, target: Target, options: Options = OMNI) -> CaseResult:
+    return run_case(REGISTRY[case_id], target, options)
+
+
+@pytest.fixture(scope="module")
+def good_omni() -> Iterator[str]:
+    with ServerThread(OmniToy(PACED).app()) as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def text_only_omni() -> Iterator[str]:
+    with ServerThread(TextOnlyOmniToy(PACED).app()) as server:
+        yield server.url
+
+
+@pytest.mark.parametrize("case_id", CORE)
+def test_core_cases_pass_on_the_good_vllm_omni_toy(good_omni: str, case_id: str) -> None:
+    result = run(case_id, omni_target(good_omni))
+    assert result.verdict is Verdict.OK, result.detail
+
+
+def test_the_toy_heard_only_vllm_omni_messages(good_omni: str) -> None:
+    toy = OmniToy(PACED)
+    with ServerThread(toy.app()) as server:
+        assert run("frames.text.1", omni_target(server.url)).verdict is Verdict.OK
+    assert toy.frames_received and set(toy.frames_received) == {"text"}
+
+
+@pytest.mark.parametrize("case_id", ["cancel.1", "errors.unknown_voice.1", "post.pcm.1", "audio.rate.1",
+                                     "session.request_id.1"])
+def test_kokoro_sample_only_cases_are_not_judged_with_the_reason(case_id: str) -> None:
+    nowhere = omni_target("http://127.0.0.1:9")  # never reached: the table answers first
+    result = run(case_id, nowhere)
+    assert result.verdict is Verdict.NOT_JUDGED
+    assert result.detail.startswith("not judged in the vllm-omni dialect: ")
+    assert result.detail == not_judged_because(case_id, "vllm-omni")
+
+
+def test_every_entry_of_the_table_names_a_case_and_a_reason() -> None:
+    ids = [case.id for case in REGISTRY]
+    for dialect, entries in NOT_JUDGED_IN.items():
+        assert dialect in ("kokoro-sample", "vllm-omni")
+        for glob, why in entries:
+            assert any(not_judged_because(i, dialect) for i in ids if __import__("fnmatch").fnmatchcase(i, glob)), glob
+            assert len(why) > 20
+
+
+def test_no_case_is_out_of_scope_in_kokoro_sample() -> None:
+    assert all(not_judged_because(case.id, "kokoro-sample") is None for case in REGISTRY)
+
+
+def test_a_receive_text_server_fails_frames_binary_on_sm_frames_in(text_only_omni: str) -> None:
+    target = omni_target(text_only_omni)
+    binary = run("frames.binary.1", target)
+    assert binary.verdict is Verdict.FAILED
+    # refused with an error or dropped (the handler ends either way): both are the BINARY frame not served
+    assert "binary frame not handled" in binary.detail and "in a BINARY frame:" in binary.detail
+    assert "SM-FRAMES-IN" in REGISTRY["frames.binary.1"].clauses
+    assert run("frames.text.1", target).verdict is Verdict.OK  # the same message as TEXT is served
+
+
+def test_the_kokoro_sample_dialect_against_a_vllm_omni_toy_finds_no_route(good_omni: str) -> None:
+    kokoro = Target(kind="url", base_url=good_omni)  # default dialect: /invocations-bidirectional-stream
+    result = run("frames.text.1", kokoro, Options(silence=1.5, case_timeout=30.0))
+    assert result.verdict is Verdict.FAILED and "cannot open a session" in result.detail
+
+
+def run_suite(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", "conformance/test_cases.py", "-p", "no:cacheprovider",
+                           "--reply-timeout", "3", *args], cwd=ROOT, capture_output=True, text=True, timeout=180,
+                          check=False, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+@pytest.mark.timeout(200)
+def test_pytest_conformance_dialect_vllm_omni_end_to_end(good_omni: str, text_only_omni: str,
+                                                         tmp_path: Path) -> None:
+    report = tmp_path / "omni.json"
+    cases = ["--case", "frames.binary.1", "--case", "audio.order.1", "--case", "cancel.1"]
+    good = run_suite("--container-url", good_omni, "--dialect", "vllm-omni", *cases,
+                     "--conformance-report", str(report))
+    assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-1000:]
+    verdicts = {e["id"]: e["verdict"] for e in json.loads(report.read_text())["cases"]}
+    assert verdicts == {"frames.binary.1": "OK", "audio.order.1": "OK", "cancel.1": "NOT-JUDGED"}
+    broken = run_suite("--container-url", text_only_omni, "--dialect", "vllm-omni", *cases)
+    assert broken.returncode == 1 and "frames.binary.1" in broken.stdout
+
+
+def test_an_unknown_dialect_is_a_usage_error() -> None:
+    proc = run_suite("--container-url", "http://127.0.0.1:9", "--dialect", "openai")
+    assert proc.returncode == 4
+    assert "invalid choice: 'openai'" in proc.stderr
