@@ -43,7 +43,13 @@ from bidi_tts_loadtest.ladder_texts import SHORT_TEXTS_PATH, TextsError, load_te
 from bidi_tts_loadtest.options import non_negative_float, non_negative_int, positive_float, positive_int
 from bidi_tts_loadtest.preflight import target_unreachable
 from bidi_tts_loadtest.settings import iso, versions
-from bidi_tts_loadtest.target import add_target_arguments, container_url_problem, region, target_problem
+from bidi_tts_loadtest.target import (
+    add_dialect_argument,
+    add_target_arguments,
+    container_url_problem,
+    region,
+    target_problem,
+)
 
 PROG = "python -m bidi_tts_loadtest.ladder"
 DEFAULT_CONFIG = "fifo/1x1/whole"  # one request at a time, whole messages: like the AWS sample's container
@@ -57,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = p.add_argument_group("target (one of --container-url, --endpoint-name, --timed-profile)")
     t.add_argument("--container-url", help="container base URL, e.g. http://127.0.0.1:8080")
     add_target_arguments(t)
+    add_dialect_argument(t)
     t.add_argument("--timed-profile", metavar="NAME|PATH",
                    help="start a local reference container with --backend timed and this profile, stop it at the end")
     t.add_argument("--config", metavar="SPEC", help=f"with --timed-profile: SCHEDULER[/WxT][/batchMS][/whole] "
@@ -105,6 +112,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if len(targets) != 1:
         p.error("give one target: --container-url URL, --endpoint-name NAME or --timed-profile NAME|PATH"
                 + (f" (not {' and '.join(targets)})" if targets else ""))
+    if args.load == "request" and args.dialect != "kokoro-sample":
+        p.error(f"--load request is POST /invocations, which only the kokoro-sample dialect has; with --dialect "
+                f"{args.dialect} use --load session")
     if args.config and not args.timed_profile:
         p.error("--config goes with --timed-profile")
     if args.measure_s > args.hold_s:
@@ -142,7 +152,7 @@ def target_block(args: argparse.Namespace, url: str | None) -> dict[str, Any]:
     return {"kind": kind, "url": url if kind != "endpoint" else args.endpoint_url,
             "endpoint_name": args.endpoint_name, "region": region(args) if args.endpoint_name else None,
             "profile": args.timed_profile, "config": (args.config or DEFAULT_CONFIG) if args.timed_profile else None,
-            "image": None}
+            "image": None, "dialect": args.dialect}
 
 
 def git_sha() -> str | None:

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from bidi_tts_loadtest.slo import SLO_OPTIONS
-from bidi_tts_loadtest.target import add_target_arguments
+from bidi_tts_loadtest.target import add_dialect_argument, add_target_arguments
 
 
 def add_arguments(parser: Any) -> None:
@@ -14,6 +14,7 @@ def add_arguments(parser: Any) -> None:
     actions: list[Any] = []
     g = parser.add_argument_group("bidi-tts target (a container is --host, e.g. http://127.0.0.1:8080)")
     actions += add_target_arguments(g)
+    actions.append(add_dialect_argument(g))
 
     c = parser.add_argument_group("bidi-tts conversation")
     actions += [

@@ -12,7 +12,7 @@ from typing import Any
 
 #: Options copied into the summary's "settings" as they were given (None when not set).
 RECORDED_OPTIONS = (
-    "endpoint_name", "region", "endpoint_url", "tokens_per_second", "first_token_ms", "turns_per_session",
+    "endpoint_name", "region", "endpoint_url", "dialect", "tokens_per_second", "first_token_ms", "turns_per_session",
     "turn_pause_s", "voice", "message_timeout_s", "seed", "shape", "shape_users", "shape_start_users",
     "shape_step_users", "shape_max_users", "shape_step_s", "shape_warmup_s", "shape_ramp_s",
     "verify_audio_every", "expect_workers",

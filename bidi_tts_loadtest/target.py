@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bidi_tts.dialects import DEFAULT_DIALECT, DIALECTS, Dialect, dialect_named
 from bidi_tts_loadtest.turn import ClosableSyncTransport
 
 #: Used when neither --region nor AWS_REGION / AWS_DEFAULT_REGION is set (as the conformance suite).
@@ -27,6 +28,16 @@ def add_target_arguments(group: Any) -> list[Any]:
         group.add_argument("--endpoint-ca", default=None,
                            help="CA certificate file that --endpoint-url presents (the stand-in's ca.pem)"),
     ]
+
+
+def add_dialect_argument(group: Any) -> Any:
+    """--dialect on an argparse group (the Locust run and the ladders); the action."""
+    return group.add_argument("--dialect", choices=tuple(DIALECTS), default=DEFAULT_DIALECT,
+                              help=f"wire protocol of the sessions (default {DEFAULT_DIALECT}; docs/dialects.md)")
+
+
+def dialect_of(options: Any) -> Dialect:
+    return dialect_named(getattr(options, "dialect", None) or DEFAULT_DIALECT)
 
 
 def region(options: Any) -> str:
@@ -61,18 +72,32 @@ def target_problem(options: Any, host: str | None) -> str | None:
 
 
 def open_sync_transport(options: Any, host: str | None) -> ClosableSyncTransport:
-    """Open one session, blocking the calling greenlet or thread only."""
+    """Open one session in the options' dialect, blocking the calling greenlet or thread only."""
+    dialect = dialect_of(options)
+    return _speaking(dialect, _open_wire(options, host, dialect))
+
+
+def _open_wire(options: Any, host: str | None, dialect: Dialect) -> ClosableSyncTransport:
     if getattr(options, "endpoint_name", None):
         from bidi_tts.transports.sagemaker import SageMakerTarget, SageMakerTransport
         from bidi_tts_loadtest.async_bridge import BridgedTransport
 
         target = SageMakerTarget(options.endpoint_name, region(options), options.endpoint_url,
-                                 options.endpoint_ca)
+                                 options.endpoint_ca, invocation_path=dialect.invocation_path)
         return BridgedTransport.open(lambda: SageMakerTransport.open(target))
     problem = container_url_problem(host)
     if problem is not None:
         raise ValueError(problem)
+    from bidi_tts.transports.websocket import websocket_url
     from bidi_tts.transports.websocket_sync import SyncWebSocketTransport
 
     assert host is not None
-    return SyncWebSocketTransport.open(host)
+    return SyncWebSocketTransport.open(host if dialect.is_identity else websocket_url(host, dialect.ws_path))
+
+
+def _speaking(dialect: Dialect, wire: ClosableSyncTransport) -> ClosableSyncTransport:
+    if dialect.is_identity:
+        return wire
+    from bidi_tts.transports.dialect import SyncDialectTransport
+
+    return SyncDialectTransport(wire, dialect.translator())
