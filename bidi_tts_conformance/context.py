@@ -61,14 +61,15 @@ class CaseContext:
         where = self.target.label + (f" with headers {opts['headers']}" if opts.get("headers") else "")
         self.trace.add(session, EVENT, "connect", None, f"opening a session to {where}")
         try:
-            inner = await self.target.connect(**opts)
+            inner = await self.target.connect(**{**opts, "wire": True})
         except ConnectError as exc:
             why = describe_connect_error(exc)
             self.trace.add(session, EVENT, "connect", None, f"refused: {why}")
             raise CaseFailed(f"cannot open a session: {why}", expected="a WebSocket session",
                              actual=why) from None
         self.trace.add(session, EVENT, "connect", None, "open")
-        transport = TracingTransport(inner, self.trace, session)
+        # The trace records the wire (the dialect's own frames); the case speaks through the translator.
+        transport = self.target.speaking(TracingTransport(inner, self.trace, session), wire=bool(opts.get("wire")))
         self._transports.append(transport)
         return transport
 

@@ -4,7 +4,7 @@ table, and the HTML pages (one for the run, one per case with its frames; see re
 The JSON report is an object (CONTRACT.md section 2 allows it)::
 
     {"suite": "bidi-tts-conformance", "version": "0.1.0", "format": 2,
-     "target": {"kind", "label", "url", "endpoint", "region", "endpoint_url", "image"},
+     "target": {"kind", "label", "dialect", "url", "endpoint", "region", "endpoint_url", "image"},
      "started_at": "2025-01-01T12:00:00Z", "finished_at": "...", "duration_s": 12.3,
      "options": {"voice", "sample_rate", "strict", "cases", "target"},
      "timeouts": {"silence_allowed_s", "silence_allowed_from", "case_timeout_s", "case_timeout_from",
@@ -123,6 +123,7 @@ class RunInfo:
         described = {
             "kind": target.kind,
             "label": target.label,
+            "dialect": target.dialect.name,
             "url": target.base_url,
             "endpoint": getattr(target, "endpoint_name", None) or None,
             "region": getattr(target, "region", None) if target.kind == "sagemaker" else None,

@@ -71,6 +71,9 @@ class DialectTransport(AsyncWaitClosed):
     def close_code(self) -> int | None:
         return self.inner.close_code
 
+    def __getattr__(self, name: str) -> object:  # anything else a caller uses on its transport: the inner one's
+        return getattr(self.inner, name)
+
 
 class BlockingTransport(Protocol):
     """What the blocking transports offer (the sync WebSocket, the gevent bridge to SageMaker)."""

@@ -69,6 +69,15 @@ def test_the_toy_heard_only_vllm_omni_messages(good_omni: str) -> None:
     assert toy.frames_received and set(toy.frames_received) == {"text"}
 
 
+def test_the_case_trace_records_the_dialects_wire(good_omni: str) -> None:
+    result = run("frames.text.1", omni_target(good_omni))
+    assert result.trace is not None
+    previews = " ".join(event.preview for event in result.trace.events)
+    for wire_type in ("session.config", "input.text", "input.done", "audio.start", "audio.done", "session.done"):
+        assert wire_type in previews, wire_type
+    assert "synthesis_start" not in previews  # the translation is the client's, not what the container sent
+
+
 @pytest.mark.parametrize("case_id", ["cancel.1", "errors.unknown_voice.1", "post.pcm.1", "audio.rate.1",
                                      "session.request_id.1"])
 def test_kokoro_sample_only_cases_are_not_judged_with_the_reason(case_id: str) -> None:
@@ -122,7 +131,9 @@ def test_pytest_conformance_dialect_vllm_omni_end_to_end(good_omni: str, text_on
     good = run_suite("--container-url", good_omni, "--dialect", "vllm-omni", *cases,
                      "--conformance-report", str(report))
     assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-1000:]
-    verdicts = {e["id"]: e["verdict"] for e in json.loads(report.read_text())["cases"]}
+    document = json.loads(report.read_text())
+    assert document["target"]["dialect"] == "vllm-omni"
+    verdicts = {e["id"]: e["verdict"] for e in document["cases"]}
     assert verdicts == {"frames.binary.1": "OK", "audio.order.1": "OK", "cancel.1": "NOT-JUDGED"}
     broken = run_suite("--container-url", text_only_omni, "--dialect", "vllm-omni", *cases)
     assert broken.returncode == 1 and "frames.binary.1" in broken.stdout
