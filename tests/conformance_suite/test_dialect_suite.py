@@ -143,3 +143,35 @@ def test_an_unknown_dialect_is_a_usage_error() -> None:
     proc = run_suite("--container-url", "http://127.0.0.1:9", "--dialect", "openai")
     assert proc.returncode == 4
     assert "invalid choice: 'openai'" in proc.stderr
+
+
+@pytest.fixture
+def aws_stand_in_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name, value in (("AWS_ACCESS_KEY_ID", "AKIDEXAMPLETESTONLY"), ("AWS_SECRET_ACCESS_KEY", "not-real"),
+                        ("AWS_CONFIG_FILE", str(tmp_path / "none")),
+                        ("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none")),
+                        ("AWS_EC2_METADATA_DISABLED", "true")):
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path / "certs"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("toy, binary_verdict", [(OmniToy, Verdict.OK), (TextOnlyOmniToy, Verdict.FAILED)])
+def test_over_sagemaker_the_dialects_path_travels_in_the_invocation_path_header(
+        toy: type[OmniToy], binary_verdict: Verdict, aws_stand_in_env: Path) -> None:
+    from bidi_tts_conformance.targets import SageMakerEndpointTarget
+    from tests.sagemaker.helpers import start_gateway
+
+    with ServerThread(toy(PACED).app()) as server, start_gateway(server.url, aws_stand_in_env) as gateway:
+        target = SageMakerEndpointTarget(endpoint_name="toy", endpoint_url=gateway.url, ca_file=gateway.ca_file,
+                                         dialect=dialect_named("vllm-omni"))
+        # The stand-in routes by X-Amzn-SageMaker-Model-Invocation-Path; the toy has no default route.
+        assert run("audio.order.1", target).verdict is Verdict.OK
+        binary = run("frames.binary.1", target)
+        without_header = SageMakerEndpointTarget(endpoint_name="toy", endpoint_url=gateway.url,
+                                                 ca_file=gateway.ca_file)  # kokoro-sample: the default route
+        assert run("frames.text.1", without_header, Options(silence=1.5, case_timeout=30.0)).verdict is Verdict.FAILED
+    assert binary.verdict is binary_verdict, binary.detail
