@@ -8,10 +8,11 @@ from typing import Any
 
 import httpx
 
-from bidi_tts.dialects import DEFAULT_DIALECT
+from bidi_tts.dialects import DEFAULT_DIALECT, Translator
 from bidi_tts.protocol import DEFAULT_SAMPLE_RATE, DEFAULT_VOICE
 from bidi_tts.session import Rule
 from bidi_tts.transports.base import ConnectError, Transport
+from bidi_tts.transports.dialect import DialectTransport
 from bidi_tts_conformance.diagnose import describe_connect_error
 from bidi_tts_conformance.driver import EVERY_RULE, Conversation, Notes
 from bidi_tts_conformance.failures import CaseFailed, CaseSkipped
@@ -44,6 +45,7 @@ class CaseContext:
         self.trace = FrameTrace()
         self.left_work_running = False  # a session was closed with a message still unfinished
         self._transports: list[Transport] = []
+        self._translators: list[Translator] = []
         self._conversations: list[Conversation] = []
         self._http: httpx.AsyncClient | None = None
 
@@ -70,8 +72,14 @@ class CaseContext:
         self.trace.add(session, EVENT, "connect", None, "open")
         # The trace records the wire (the dialect's own frames); the case speaks through the translator.
         transport = self.target.speaking(TracingTransport(inner, self.trace, session), wire=bool(opts.get("wire")))
+        if isinstance(transport, DialectTransport):
+            self._translators.append(transport.translator)
         self._transports.append(transport)
         return transport
+
+    def dialect_findings(self) -> list[tuple[str, str]]:
+        """Breaks of the dialect's own wire rules its sessions saw: (TTS clause, what happened)."""
+        return [finding for translator in self._translators for finding in translator.findings]
 
     async def conversation(self, *, patience: float = 1.0, **opts: Any) -> Conversation:
         """Open a session wrapped in a checking Conversation. `patience` scales the silence allowed

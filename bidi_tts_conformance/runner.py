@@ -25,6 +25,7 @@ from bidi_tts.transports.base import ConnectError, TransportClosed, TransportTim
 from bidi_tts_conformance.calibration import Calibration, calibrate, is_prompt, probe_ttfa
 from bidi_tts_conformance.context import CaseContext, Options
 from bidi_tts_conformance.diagnose import describe_close, describe_connect_error
+from bidi_tts_conformance.dialect_judge import judge_findings
 from bidi_tts_conformance.dialect_scope import not_judged_because
 from bidi_tts_conformance.failures import CaseFailed, CaseSkipped
 from bidi_tts_conformance.focus import focus_of
@@ -81,6 +82,7 @@ async def run_case_async(case: Case, target: Target, options: Options) -> CaseRe
                             f"({where.filename}:{where.lineno}); report this as a suite bug")
     finally:
         await ctx.aclose()
+    result = judge_findings(result, ctx.dialect_findings(), options.dialect)
     result.duration_s = time.perf_counter() - started
     result.notes.extend(ctx.notes.lines)
     result.left_work_running = ctx.left_work_running

@@ -31,7 +31,7 @@ class Translator(ABC):
     know comes back unchanged, so the session's own rules judge it.
     """
 
-    #: Breaks of the dialect's own wire rules seen so far (clause id, description), e.g. OMNI-ORDER.
+    #: Breaks of the dialect's own wire rules seen so far: (the TTS clause broken, what happened).
     findings: list[tuple[str, str]]
 
     @abstractmethod

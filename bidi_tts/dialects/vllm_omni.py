@@ -17,17 +17,19 @@ utterance reported total_bytes, and an error's code stays None.
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from bidi_tts.chunker import split_sentences
 from bidi_tts.dialects.base import Dialect, DialectUnsupported, Translator, WireMessage
 from bidi_tts.frames import Frame, FrameClass, FrameKind, decode_control_frame
 
 ROUTE = "/v1/audio/speech/stream"
 # Streamed s16le PCM, one TTS request per sentence: the form the suite can judge (TTS-AUDIO, TTS-STREAM).
 STREAMED_PCM = {"response_format": "pcm", "stream_audio": True, "split_granularity": "sentence"}
-ORDER = "OMNI-ORDER"
+ORDER = "TTS-ORDER"  # the findings below are TTS-ORDER in its vllm-omni form (docs/dialects.md)
 
 
 @dataclass
@@ -41,6 +43,8 @@ class _Utterance:
     sentences_open: set[int] = field(default_factory=set)
     sentences_done: int = 0
     reported_bytes: list[int | None] = field(default_factory=list)
+    text: str = ""
+    sentence_texts: list[str | None] = field(default_factory=list)  # audio.start's sentence_text, in order
 
 
 class VllmOmniTranslator(Translator):
@@ -69,10 +73,12 @@ class VllmOmniTranslator(Translator):
         settings = self._settings_of(message)
         if settings != self._settings:
             wire.append(self._config(settings, payload, kind))
-        wire.append(self._wire({"type": "input.text", "text": text}, payload, kind, carries_text=True))
+        # One input.text per sentence, as an LLM-fed client sends them: the server must keep them all.
+        for part in text_parts(text):
+            wire.append(self._wire({"type": "input.text", "text": part}, payload, kind, carries_text=True))
         wire.append(self._wire({"type": "input.done"}, payload, kind))
         rid = message.get("request_id")
-        self._open.append(_Utterance(self._next_index, rid if isinstance(rid, str) else None))
+        self._open.append(_Utterance(self._next_index, rid if isinstance(rid, str) else None, text=text))
         self._next_index += 1
         return wire
 
@@ -124,6 +130,8 @@ class VllmOmniTranslator(Translator):
         if sentence in utterance.sentences_open:
             self.findings.append((ORDER, f"audio.start of sentence {sentence} twice without audio.done"))
         utterance.sentences_open.add(sentence)
+        said = control.get("sentence_text")
+        utterance.sentence_texts.append(said if isinstance(said, str) else None)
         if utterance.started or utterance.errored:
             return []  # a later sentence of a message already started
         utterance.started = True
@@ -161,6 +169,7 @@ class VllmOmniTranslator(Translator):
         if total != utterance.sentences_done:
             self.findings.append((ORDER, f"session.done of utterance {utterance.index} says total_sentences="
                                          f"{total!r}, {utterance.sentences_done} audio.done arrived"))
+        self._check_text_spoken(utterance)
         if utterance.errored:
             return []  # the error already ended the message
         complete: dict[str, Any] = {"type": "synthesis_complete", "request_id": utterance.request_id,
@@ -169,6 +178,18 @@ class VllmOmniTranslator(Translator):
         if reported and all(b is not None for b in reported):
             complete["audio_bytes"] = sum(b for b in reported if b is not None)
         return [_control(frame, complete)]
+
+    def _check_text_spoken(self, utterance: _Utterance) -> None:
+        """Every word sent in the utterance's input.text parts is in the sentences the server says it spoke
+        (judged only when each audio.start named its sentence_text, and not after an error)."""
+        said = utterance.sentence_texts
+        if utterance.errored or not said or any(s is None for s in said):
+            return
+        sent, spoken = _words(utterance.text), _words(" ".join(s for s in said if s is not None))
+        if spoken != sent:
+            self.findings.append((ORDER, f"utterance {utterance.index}: its sentences say {' '.join(spoken)!r}, "
+                                         f"the text sent in {len(text_parts(utterance.text))} input.text parts "
+                                         f"was {' '.join(sent)!r}"))
 
     def _on_error(self, frame: Frame, control: dict[str, Any]) -> list[Frame]:
         # The server handles one message at a time, so an error while an utterance is open is that one's.
@@ -181,6 +202,18 @@ class VllmOmniTranslator(Translator):
     @property
     def open_utterances(self) -> int:
         return len(self._open)
+
+
+def text_parts(text: str) -> list[str]:
+    """`text` as the input.text parts sent: one per sentence, each but the last with its trailing space."""
+    sentences = split_sentences(text)
+    if len(sentences) < 2:
+        return [text]
+    return [s + " " for s in sentences[:-1]] + [sentences[-1]]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
 
 
 def _sentence(control: dict[str, Any]) -> int:

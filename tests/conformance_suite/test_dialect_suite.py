@@ -26,6 +26,7 @@ from bidi_tts_conformance.runner import run_case
 from bidi_tts_conformance.targets import Target
 from tests.toys.good import ServerThread, ToyConfig
 from tests.toys.omni_good import OmniToy, TextOnlyOmniToy
+from tests.toys.omni_variants import BROKEN_OMNI
 
 ROOT = Path(__file__).resolve().parents[2]
 OMNI = Options(silence=1.5, case_timeout=30.0, dialect="vllm-omni")
@@ -175,3 +176,17 @@ def test_over_sagemaker_the_dialects_path_travels_in_the_invocation_path_header(
                                                  ca_file=gateway.ca_file)  # kokoro-sample: the default route
         assert run("frames.text.1", without_header, Options(silence=1.5, case_timeout=30.0)).verdict is Verdict.FAILED
     assert binary.verdict is binary_verdict, binary.detail
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_OMNI))
+def test_each_broken_vllm_omni_toy_fails_its_case_for_its_cause(name: str) -> None:
+    toy, case_id, phrase = BROKEN_OMNI[name]
+    with ServerThread(toy(PACED).app()) as server:
+        result = run(case_id, omni_target(server.url))
+    assert result.verdict is Verdict.FAILED, result.detail
+    assert phrase in result.detail, result.detail
+
+
+def test_the_good_toy_passes_the_cases_the_broken_ones_fail(good_omni: str) -> None:
+    for _toy, case_id, _phrase in BROKEN_OMNI.values():
+        assert run(case_id, omni_target(good_omni)).verdict is Verdict.OK, case_id

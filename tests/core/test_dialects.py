@@ -217,4 +217,43 @@ def test_breaks_of_the_dialects_own_order_are_findings(frames: list[dict[str, An
     say(t)
     for obj in frames:
         t.incoming(text(obj))
-    assert any(clause == "OMNI-ORDER" and finding in why for clause, why in t.findings), t.findings
+    assert any(clause == "TTS-ORDER" and finding in why for clause, why in t.findings), t.findings
+
+
+def test_text_goes_as_one_input_text_per_sentence_and_nothing_is_lost() -> None:
+    from bidi_tts.dialects.vllm_omni import text_parts
+
+    text = "One sentence here. Another one! And Dr. Smith, a third?"
+    parts = text_parts(text)
+    assert len(parts) == 3 and "".join(parts) == text
+    assert text_parts("no end") == ["no end"] and text_parts("  ") == ["  "]
+    t = VllmOmniTranslator()
+    sent = wire_objects(t, json.dumps({"text": text}))
+    assert [m["text"] for m in sent if m["type"] == "input.text"] == parts
+
+
+def _flush(t: VllmOmniTranslator, said: list[str | None]) -> None:
+    for i, sentence in enumerate(said):
+        start = {"type": "audio.start", "utterance_index": 0, "sentence_index": i, "format": "pcm"}
+        if sentence is not None:
+            start["sentence_text"] = sentence
+        t.incoming(text(start))
+        t.incoming(text({"type": "audio.done", "utterance_index": 0, "sentence_index": i}))
+    t.incoming(text({"type": "session.done", "utterance_index": 0, "total_sentences": len(said)}))
+
+
+def test_a_server_that_drops_input_text_parts_is_a_finding() -> None:
+    t = VllmOmniTranslator()
+    wire_objects(t, json.dumps({"text": "One sentence here. Another one. A third."}))
+    _flush(t, ["A third."])
+    assert any("its sentences say 'a third'" in why for _, why in t.findings), t.findings
+
+
+@pytest.mark.parametrize("said", [["One sentence here.", "Another one.", "A third."],
+                                  ["One sentence here. Another one.", "A third."],
+                                  [None]])  # no sentence_text: nothing to compare, nothing judged
+def test_all_text_spoken_or_not_said_is_no_finding(said: list[str | None]) -> None:
+    t = VllmOmniTranslator()
+    wire_objects(t, json.dumps({"text": "One sentence here. Another one. A third."}))
+    _flush(t, said)
+    assert t.findings == []

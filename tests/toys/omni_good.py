@@ -120,7 +120,9 @@ class OmniToy:
                     await _error(ws, "input.text requires a string value")
                     continue
                 open_utterance = open_utterance or bool(text)
-                units = chunker.feed(text) if config.split != "none" else (buffered.append(text) or [])
+                if config.split == "none":
+                    buffered = self.buffer(buffered, text)
+                units = self.units(chunker, text) if config.split != "none" else []
                 for unit in units:
                     await self._speak(ws, config, unit, utterance, sentence)
                     sentence += 1
@@ -133,6 +135,8 @@ class OmniToy:
                 await ws.send_json({"type": "session.done", "utterance_index": utterance,
                                     "total_sentences": sentence})
                 utterance, sentence, open_utterance = utterance + 1, 0, False
+                if await self.after_flush(ws):
+                    return
             elif kind == "session.close":
                 await ws.close()
                 return
@@ -151,12 +155,31 @@ class OmniToy:
         async for chunk in self.synth.stream(request):
             if streamed_pcm and not total:  # audio.start goes with the first chunk and states its format
                 await ws.send_json({**start, "sample_rate": NATIVE_RATE, "channels": 1})
-            await ws.send_bytes(chunk)
+            await self.send_audio(ws, chunk)
             total += len(chunk)
         if streamed_pcm and not total:
             await ws.send_json(start)
-        await ws.send_json({"type": "audio.done", "utterance_index": utterance, "sentence_index": sentence,
-                            "total_bytes": total, "error": False})
+        await self.audio_done(ws, {"type": "audio.done", "utterance_index": utterance, "sentence_index": sentence,
+                                   "total_bytes": total, "error": False})
+
+    # -- hooks: the tests' broken variants override one each ------------------------------------
+    def buffer(self, buffered: list[str], text: str) -> list[str]:
+        """The text kept for the flush (split_granularity none) after one more input.text."""
+        return [*buffered, text]
+
+    def units(self, chunker: IncrementalSentenceChunker, text: str) -> list[str]:
+        """The sentences ready to speak after one more input.text (split_granularity sentence)."""
+        return chunker.feed(text)
+
+    async def send_audio(self, ws: WebSocket, chunk: bytes) -> None:
+        await ws.send_bytes(chunk)
+
+    async def audio_done(self, ws: WebSocket, done: dict[str, Any]) -> None:
+        await ws.send_json(done)
+
+    async def after_flush(self, ws: WebSocket) -> bool:
+        """After session.done; True ends the session."""
+        return False
 
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/ping", self.ping, methods=["GET", "POST"]),
