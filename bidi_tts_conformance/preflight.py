@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from bidi_tts import exit_codes
+from bidi_tts.dialects import DEFAULT_DIALECT, dialect_named
 from bidi_tts.install_hint import install_command
 from bidi_tts_conformance import selection
 from bidi_tts_conformance.preflight_container import DEFAULT_READY_TIMEOUT_S, check_url, progress_line
@@ -87,7 +88,8 @@ def check_command_line(config: pytest.Config) -> int | None:
         return None
     try:
         if url:
-            check_url(str(url).rstrip("/"), ready_timeout=float(opt("ready_timeout")), progress=progress_line)
+            check_url(str(url).rstrip("/"), ready_timeout=float(opt("ready_timeout")), progress=progress_line,
+                      ws_path=dialect_named(opt("dialect", None) or DEFAULT_DIALECT).ws_path)
         elif endpoint:
             check_endpoint(str(endpoint), region=str(opt("region")), endpoint_url=opt("endpoint_url"),
                            ca_file=opt("endpoint_ca"))

@@ -23,7 +23,7 @@ def progress_line(message: str) -> None:
 
 
 def check_url(url: str, *, ready_timeout: float = DEFAULT_READY_TIMEOUT_S,
-              progress: Progress = progress_line) -> None:
+              progress: Progress = progress_line, ws_path: str = WS_PATH) -> None:
     """Something listens at `url`, answers HTTP, and is a container: /ping 200, or a WebSocket at the
     default route. /ping 503 (loading) is waited for, up to `ready_timeout` seconds, with progress."""
     connect(url, "--container-url")
@@ -32,27 +32,28 @@ def check_url(url: str, *, ready_timeout: float = DEFAULT_READY_TIMEOUT_S,
         status = wait_loading(url, ready_timeout, progress)
     if status == 200:
         return
-    problem = websocket_problem(url)
+    problem = websocket_problem(url, ws_path=ws_path)
     if problem is not None:
         raise Unreachable(f"--container-url {url} is not a TTS container: GET /ping answered {status} and "
                           f"{problem}")
 
 
-def websocket_problem(url: str, timeout: float = CONNECT_TIMEOUT_S) -> str | None:
-    """None when a WebSocket opens at the default route; else what happened instead."""
+def websocket_problem(url: str, timeout: float = CONNECT_TIMEOUT_S, *, ws_path: str = WS_PATH) -> str | None:
+    """None when a WebSocket opens at `ws_path` (the dialect's route; the default route unless told);
+    else what happened instead."""
     from websockets.exceptions import InvalidMessage, InvalidStatus
     from websockets.sync.client import connect as ws_connect
 
     parts = urlsplit(url)
-    ws_url = f"{'wss' if parts.scheme == 'https' else 'ws'}://{parts.netloc}{parts.path.rstrip('/')}{WS_PATH}"
+    ws_url = f"{'wss' if parts.scheme == 'https' else 'ws'}://{parts.netloc}{parts.path.rstrip('/')}{ws_path}"
     try:
         with ws_connect(ws_url, open_timeout=timeout, close_timeout=1):
             return None
     except InvalidStatus as exc:
-        return f"the WebSocket handshake at {WS_PATH} got HTTP {exc.response.status_code}"
+        return f"the WebSocket handshake at {ws_path} got HTTP {exc.response.status_code}"
     except InvalidMessage:
-        return f"no WebSocket at {WS_PATH} (the handshake got no valid HTTP/1.1 answer)"
+        return f"no WebSocket at {ws_path} (the handshake got no valid HTTP/1.1 answer)"
     except TimeoutError:
-        return f"no WebSocket handshake answer at {WS_PATH} within {timeout:.0f} s"
+        return f"no WebSocket handshake answer at {ws_path} within {timeout:.0f} s"
     except Exception as exc:  # any other failed handshake says the same: no WebSocket here
-        return f"no WebSocket at {WS_PATH} ({type(exc).__name__}: {exc})"
+        return f"no WebSocket at {ws_path} ({type(exc).__name__}: {exc})"

@@ -190,3 +190,11 @@ def test_each_broken_vllm_omni_toy_fails_its_case_for_its_cause(name: str) -> No
 def test_the_good_toy_passes_the_cases_the_broken_ones_fail(good_omni: str) -> None:
     for _toy, case_id, _phrase in BROKEN_OMNI.values():
         assert run(case_id, omni_target(good_omni)).verdict is Verdict.OK, case_id
+
+
+def test_preflight_looks_for_the_websocket_at_the_dialects_route(good_omni: str) -> None:
+    from bidi_tts_conformance.preflight_container import websocket_problem
+
+    assert websocket_problem(good_omni, ws_path=dialect_named("vllm-omni").ws_path) is None
+    problem = websocket_problem(good_omni)  # the kokoro-sample route: the toy has none
+    assert problem is not None and "/invocations-bidirectional-stream" in problem
