@@ -192,8 +192,9 @@ class VllmOmniTranslator(Translator):
                                          f"was {' '.join(sent)!r}"))
 
     def _on_error(self, frame: Frame, control: dict[str, Any]) -> list[Frame]:
-        # The server handles one message at a time, so an error while an utterance is open is that one's.
-        utterance = next((u for u in self._open if not u.errored), None)
+        # The server handles one message at a time, so an error while utterances are open is the oldest's
+        # (a second sentence failing too is still that one's, not the next utterance's).
+        utterance = self._open[0] if self._open else None
         if utterance is not None:
             utterance.errored = True
         error = {**control, "request_id": utterance.request_id if utterance else None, "code": None}

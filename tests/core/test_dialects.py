@@ -257,3 +257,12 @@ def test_all_text_spoken_or_not_said_is_no_finding(said: list[str | None]) -> No
     wire_objects(t, json.dumps({"text": "One sentence here. Another one. A third."}))
     _flush(t, said)
     assert t.findings == []
+
+
+def test_a_second_error_of_the_same_utterance_is_not_given_to_the_next() -> None:
+    t = VllmOmniTranslator()
+    say(t, "first")
+    say(t, "second")
+    ids = [controls(t.incoming(text({"type": "error", "message": f"sentence {i} failed"})))[0]["request_id"]
+           for i in (0, 1)]
+    assert ids == ["first", "first"]
