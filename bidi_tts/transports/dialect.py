@@ -72,6 +72,8 @@ class DialectTransport(AsyncWaitClosed):
         return self.inner.close_code
 
     def __getattr__(self, name: str) -> object:  # anything else a caller uses on its transport: the inner one's
+        if name == "inner":  # not set yet (copy, unpickling): no recursion
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
 
@@ -113,6 +115,8 @@ class SyncDialectTransport(SyncWaitClosed):
         self.inner.close()
 
     def __getattr__(self, name: str) -> object:  # close_code, closed, ...: the inner transport's
+        if name == "inner":
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
 

@@ -266,3 +266,76 @@ def test_a_second_error_of_the_same_utterance_is_not_given_to_the_next() -> None
     ids = [controls(t.incoming(text({"type": "error", "message": f"sentence {i} failed"})))[0]["request_id"]
            for i in (0, 1)]
     assert ids == ["first", "first"]
+
+
+class FakeInner:
+    """A transport stand-in: records what is sent, plays back queued frames, then times out."""
+
+    knows_frame_kind = True
+    close_code = None
+    extra = "forwarded"
+
+    def __init__(self, frames: list[Frame]) -> None:
+        self.sent: list[tuple[str, Any, Any]] = []
+        self.frames = list(frames)
+
+    async def send(self, payload: bytes | str, *, kind: FrameKind | None = None) -> None:
+        self.sent.append(("one", payload, kind))
+
+    async def send_fragmented(self, fragments: list[bytes], *, kind: FrameKind) -> None:
+        self.sent.append(("fragmented", list(fragments), kind))
+
+    async def receive(self, timeout: float | None = None) -> Frame:
+        from bidi_tts.transports.base import TransportTimeout
+
+        if not self.frames:
+            raise TransportTimeout("nothing")
+        return self.frames.pop(0)
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        pass
+
+
+def test_dialect_transport_translates_sends_and_swallows_dialect_only_frames() -> None:
+    import asyncio
+
+    from bidi_tts.transports.base import TransportTimeout
+    from bidi_tts.transports.dialect import DialectTransport
+
+    inner = FakeInner([text({"type": "audio.start", "utterance_index": 0, "sentence_index": 0, "format": "pcm",
+                             "sample_rate": 24000}), pcm(),
+                       text({"type": "audio.done", "utterance_index": 0, "sentence_index": 0}),
+                       text({"type": "session.done", "utterance_index": 0, "total_sentences": 1})])
+    transport = DialectTransport(inner, VllmOmniTranslator())  # type: ignore[arg-type]
+
+    async def talk() -> list[Frame]:
+        await transport.send(b'{"text": "Hi there.", "request_id": "r1"}', kind=FrameKind.BINARY)
+        await transport.send_fragmented([b"\xff", b"\xfe"], kind=FrameKind.BINARY)  # not JSON: as it was
+        got = [await transport.receive(1.0) for _ in range(3)]
+        with pytest.raises(TransportTimeout):
+            await transport.receive(0.05)
+        return got
+
+    got = asyncio.run(talk())
+    assert [json.loads(p)["type"] for how, p, k in inner.sent if how == "one"] == \
+        ["session.config", "input.text", "input.done"]
+    assert all(k is FrameKind.BINARY for _, _, k in inner.sent)
+    assert inner.sent[-1] == ("fragmented", [b"\xff", b"\xfe"], FrameKind.BINARY)
+    assert json.loads(got[0].payload)["type"] == "synthesis_start" and got[1].kind is FrameKind.BINARY
+    assert json.loads(got[2].payload)["type"] == "synthesis_complete"
+    assert transport.extra == "forwarded"
+
+
+def test_a_translated_fragmented_message_goes_fragmented_where_it_holds_the_text() -> None:
+    import asyncio
+
+    from bidi_tts.transports.dialect import DialectTransport
+
+    inner = FakeInner([])
+    transport = DialectTransport(inner, VllmOmniTranslator())  # type: ignore[arg-type]
+    body = b'{"text": "Split me."}'
+    asyncio.run(transport.send_fragmented([body[:5], body[5:12], body[12:]], kind=FrameKind.TEXT))
+    hows = [how for how, _, _ in inner.sent]
+    assert hows == ["one", "fragmented", "one"]
+    parts = inner.sent[1][1]
+    assert len(parts) == 3 and json.loads(b"".join(parts)) == {"type": "input.text", "text": "Split me."}
