@@ -81,7 +81,8 @@ def smoke(relay_url: str) -> tuple[bool, str]:
     """One flush through the relay; BINARY client frames."""
     started = time.perf_counter()
     first_audio: float | None = None
-    audio, controls = 0, []
+    audio = 0
+    controls: list[dict[str, object]] = []
     with connect(relay_url.replace("http://", "ws://") + "/invocations-bidirectional-stream",
                  max_size=None, open_timeout=10) as ws:
         for msg in ({"type": "session.config", "response_format": "pcm", "stream_audio": True,
