@@ -17,7 +17,9 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from bidi_tts import protocol
+from reference_container import omni_wire
 from reference_container.http_routes import invocations, ping, voices
+from reference_container.omni_session import OmniSession
 from reference_container.settings import Settings
 from reference_container.state import AppState
 from reference_container.synthesizers.base import Synthesizer
@@ -28,8 +30,17 @@ log = logging.getLogger(__name__)
 
 
 async def bidi_stream(ws: WebSocket) -> None:
-    """WS /invocations-bidirectional-stream."""
+    """WS /invocations-bidirectional-stream: the kokoro-sample dialect, or vLLM-Omni's where the SageMaker
+    invocation-path header names its route."""
+    if ws.headers.get(protocol.INVOCATION_PATH_HEADER) == omni_wire.INVOCATION_PATH:
+        await OmniSession(ws, ws.app.state.container).run()
+        return
     await WsSession(ws, ws.app.state.container).run()
+
+
+async def omni_stream(ws: WebSocket) -> None:
+    """WS /v1/audio/speech/stream: vLLM-Omni's streaming speech dialect."""
+    await OmniSession(ws, ws.app.state.container).run()
 
 
 def create_app(
@@ -66,6 +77,8 @@ def create_app(
             Route("/voices", voices, methods=["GET"]),
             Route("/invocations", invocations, methods=["POST"]),
             WebSocketRoute(protocol.WS_PATH, bidi_stream),
+            Route("/health", ping, methods=["GET"]),  # vLLM's health route, which relays in front of it ask
+            WebSocketRoute(omni_wire.PATH, omni_stream),
         ],
         middleware=[Middleware(TransportAbortMiddleware)],
         lifespan=lifespan,

@@ -45,6 +45,8 @@ class Settings:
     first_clause_chars: int = 40
     ws_ping_interval: float = 20.0
     send_timeout_s: float = 30.0  # a client that reads nothing for this long is dropped
+    omni_idle_timeout_s: float = 30.0  # vLLM-Omni dialect: no message this long ends the session (its default)
+    omni_config_timeout_s: float = 10.0  # ... and before the first session.config
     drain_s: float = 20.0  # after SIGTERM (SageMaker's SIGKILL follows 30 s later): reference_container.shutdown
     log_level: str = "info"
     warmup: bool = True
