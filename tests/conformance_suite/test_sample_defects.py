@@ -1,0 +1,90 @@
+"""Issue 32, part A: the misses and wrong blames the AWS sample's containers exposed, each shown on a toy
+with the defect (tests/toys/sample_defects.py): the case now fails for the right reason, and the same
+case still passes on the good toy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from bidi_tts_conformance.cases import REGISTRY
+from bidi_tts_conformance.context import Options
+from bidi_tts_conformance.model import CaseResult, Verdict
+from bidi_tts_conformance.runner import run_case
+from bidi_tts_conformance.targets import Target
+from tests.toys import sample_defects as toys
+from tests.toys.good import ServerThread, ToyContainer
+
+FAST = Options(silence=1.5, case_timeout=30.0)
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def judge(make: Callable[[], ToyContainer], *case_ids: str) -> dict[str, CaseResult]:
+    with ServerThread(make().app()) as server:
+        target = Target(kind="url", base_url=server.url)
+        return {cid: run_case(REGISTRY[cid], target, FAST) for cid in case_ids}
+
+
+def good() -> ToyContainer:
+    return ToyContainer(toys.PACED)
+
+
+def test_request_id_is_judged_on_every_error_path() -> None:
+    bad = judge(toys.RequestIdLostToy, "session.request_id.1")["session.request_id.1"]
+    assert bad.verdict is Verdict.FAILED, bad.detail
+    assert "error (unknown voice) carries 'unknown'" in bad.detail
+    assert "error (speed 0) carries 'unknown'" in bad.detail
+    assert "empty text" not in bad.detail  # that path echoes it
+    fine = judge(good, "session.request_id.1")["session.request_id.1"]
+    assert fine.verdict is Verdict.OK, fine.detail
+    assert "3 error paths" in fine.detail
+
+
+def test_announced_then_refused_and_dropped_is_said_as_such() -> None:
+    results = judge(toys.AnnounceThenDropToy, "errors.unknown_voice.1", "errors.bad_speed.1")
+    for result in results.values():
+        assert result.verdict is Verdict.FAILED, result.detail
+        assert "announced the message (synthesis_start), then refused it with error (no code)" in result.detail
+        assert "closed the session with 1011" in result.detail
+        assert "accepted and synthesized" not in result.detail
+
+
+def test_an_uncoded_cancel_answer_with_a_usable_session_is_non_strict() -> None:
+    result = judge(toys.UncodedCancelToy, "cancel.1")["cancel.1"]
+    assert result.verdict is Verdict.NON_STRICT, result.detail
+    assert "without a code" in result.detail
+
+
+def test_cancel_queued_leaves_a_missing_audio_bytes_to_audio_consistent() -> None:
+    results = judge(toys.NoAudioBytesToy, "cancel.queued.1", "audio.consistent.1")
+    assert results["cancel.queued.1"].verdict is Verdict.OK, results["cancel.queued.1"].detail
+    assert results["audio.consistent.1"].verdict is Verdict.FAILED
+    assert "no integer audio_bytes" in results["audio.consistent.1"].detail
+
+
+def test_an_ignored_sample_rate_is_caught_from_the_containers_own_duration() -> None:
+    bad = judge(toys.IgnoredRateToy, "audio.rate.1")["audio.rate.1"]
+    assert bad.verdict is Verdict.FAILED, bad.detail
+    assert "silently ignored" in bad.detail and "24000 Hz" in bad.detail
+    fine = judge(good, "audio.rate.1")["audio.rate.1"]
+    assert fine.verdict is Verdict.OK, fine.detail
+
+
+def test_a_buffered_post_is_blamed_on_streaming_not_on_reachability() -> None:
+    bad = judge(toys.BufferingPostToy, "post.stream.1")["post.stream.1"]
+    assert bad.verdict is Verdict.FAILED, bad.detail
+    assert "buffered, not streamed" in bad.detail and "reachable" in bad.detail
+    assert "cannot reach" not in bad.detail
+    assert "TTS-STREAM" in REGISTRY["post.stream.1"].clauses
+
+
+def test_a_ping_that_says_ready_while_nothing_can_be_synthesized_is_an_sm_ping_fault() -> None:
+    bad = judge(toys.PingLiesToy, "health.ping.ready.1")["health.ping.ready.1"]
+    assert bad.verdict is Verdict.FAILED, bad.detail
+    assert "/ping answered 200 (ready) while the container cannot synthesize" in bad.detail
+    assert REGISTRY["health.ping.ready.1"].clauses == ("SM-PING",) or \
+        list(REGISTRY["health.ping.ready.1"].clauses) == ["SM-PING"]
+    fine = judge(good, "health.ping.ready.1")["health.ping.ready.1"]
+    assert fine.verdict is Verdict.OK, fine.detail
