@@ -88,3 +88,13 @@ def test_a_ping_that_says_ready_while_nothing_can_be_synthesized_is_an_sm_ping_f
         list(REGISTRY["health.ping.ready.1"].clauses) == ["SM-PING"]
     fine = judge(good, "health.ping.ready.1")["health.ping.ready.1"]
     assert fine.verdict is Verdict.OK, fine.detail
+
+
+def test_a_lock_that_a_short_message_can_race_fails_head_of_line_every_time() -> None:
+    for _ in range(2):  # it passed by luck before: reliably now
+        bad = judge(toys.RacyLockToy, "isolation.hol.1")["isolation.hol.1"]
+        assert bad.verdict is Verdict.FAILED, bad.detail
+        assert "head-of-line blocking" in bad.detail and "at A's first audio" in bad.detail
+        assert "before A had any audio" in bad.detail  # the first try's race is said
+    fine = judge(lambda: ToyContainer(toys.ToyConfig(realtime_factor=0.2)), "isolation.hol.1")["isolation.hol.1"]
+    assert fine.verdict is Verdict.OK, fine.detail

@@ -147,3 +147,25 @@ class PingLiesToy(ToyContainer):
     async def synthesize(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> None:
         await ws.send_text(protocol.error_frame(protocol.ErrorCode.INTERNAL, "The model is not loaded.",
                                                 request.request_id))
+
+
+class RacyLockToy(ToyContainer):
+    """kokoro-cpu's shape: synthesis_start, then G2P (here 1 ms a character) outside the model's lock,
+    then the whole message's audio made under the lock. A 'Hi.' sent at a long message's synthesis_start
+    is through G2P first and wins the lock; one sent while the long message streams waits for all of it."""
+
+    G2P_S_PER_CHAR = 0.001
+
+    def __init__(self) -> None:
+        super().__init__(ToyConfig(realtime_factor=0.2))  # 6.6 s of audio for the 8 sentences in 1.3 s
+        self.model = asyncio.Lock()
+
+    async def synthesize(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> None:
+        await ws.send_text(protocol.synthesis_start(request.request_id, request.sample_rate))
+        await asyncio.sleep(len(request.text) * self.G2P_S_PER_CHAR)  # G2P, before the lock (the defect)
+        total = 0
+        async with self.model:
+            async for chunk in self.synth.stream(request):
+                await ws.send_bytes(chunk)
+                total += len(chunk)
+        await ws.send_text(protocol.synthesis_complete(request.request_id, total, request.sample_rate))
