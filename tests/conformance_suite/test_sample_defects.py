@@ -98,3 +98,11 @@ def test_a_lock_that_a_short_message_can_race_fails_head_of_line_every_time() ->
         assert "before A had any audio" in bad.detail  # the first try's race is said
     fine = judge(lambda: ToyContainer(toys.ToyConfig(realtime_factor=0.2)), "isolation.hol.1")["isolation.hol.1"]
     assert fine.verdict is Verdict.OK, fine.detail
+
+
+def test_a_stalled_post_reader_that_blocks_every_session_fails_the_post_slow_reader() -> None:
+    bad = judge(toys.LockedPostToy, "isolation.slow_reader.2")["isolation.slow_reader.2"]
+    assert bad.verdict is Verdict.FAILED, bad.detail
+    assert "stalled beside a POST /invocations whose response is not read" in bad.detail
+    fine = judge(ToyContainer, "isolation.slow_reader.2")["isolation.slow_reader.2"]
+    assert fine.verdict is Verdict.OK, fine.detail

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bidi_tts import protocol
@@ -169,3 +169,26 @@ class RacyLockToy(ToyContainer):
                 await ws.send_bytes(chunk)
                 total += len(chunk)
         await ws.send_text(protocol.synthesis_complete(request.request_id, total, request.sample_rate))
+
+
+class LockedPostToy(ToyContainer):
+    """The GPU serve.py's POST: the model's lock held across the response stream's yield, so a client
+    that stops reading a POST holds every session (WebSocket ones too, behind the same lock)."""
+
+    def __init__(self) -> None:
+        super().__init__(ToyConfig())
+        self.model = asyncio.Lock()
+
+    async def _locked(self, request: protocol.SynthesizeRequest) -> AsyncIterator[bytes]:
+        async with self.model:
+            async for chunk in self.synth.stream(request):
+                yield chunk
+
+    async def invocations(self, request: Request) -> Response:
+        parsed = self.parse(await request.body())
+        assert isinstance(parsed, protocol.SynthesizeRequest)
+        return StreamingResponse(self._locked(parsed), media_type="audio/pcm")
+
+    async def synthesize(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> None:
+        async with self.model:
+            await super().synthesize(ws, request)
