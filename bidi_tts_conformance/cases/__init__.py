@@ -5,6 +5,7 @@ from bidi_tts_conformance.cases import health, busy, frames, audio, session, clo
 from bidi_tts_conformance.cases import isolation, post, cancel, sagemaker, robust  # noqa: F401
 from bidi_tts_conformance.cases import post_reader  # noqa: F401
 from bidi_tts_conformance.cases import content  # noqa: F401
+from bidi_tts_conformance.cases import stop  # noqa: F401  (last: stop.sigterm.1 ends the container)
 from bidi_tts_conformance.model import REGISTRY
 
 __all__ = ["REGISTRY"]

@@ -4,21 +4,35 @@ case still passes on the good toy."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
-from bidi_tts_conformance.cases import REGISTRY
+from bidi_tts.local_container import free_port
+from bidi_tts_conformance.cases import REGISTRY, stop
 from bidi_tts_conformance.context import Options
 from bidi_tts_conformance.model import CaseResult, Verdict
+from bidi_tts_conformance.ping_log import PingLog
 from bidi_tts_conformance.runner import run_case
-from bidi_tts_conformance.targets import Target
+from bidi_tts_conformance.targets import Target, wait_ready
 from tests.toys import sample_defects as toys
 from tests.toys.good import ServerThread, ToyContainer
 
 FAST = Options(silence=1.5, case_timeout=30.0)
 
 pytestmark = pytest.mark.timeout(120)
+
+# The cases proven here rather than in test_broken_toys.py (they need a process toy): the phrase each
+# failure names (test_broken_toys.PROVEN_ELSEWHERE reads this table).
+PROCESS_PROOFS = {
+    "stop.client.1": "work outlived its client",
+    "stop.sigterm.1": "did not exit within 2 s of SIGTERM (sent mid-synthesis)",
+}
 
 
 def judge(make: Callable[[], ToyContainer], *case_ids: str) -> dict[str, CaseResult]:
@@ -106,3 +120,52 @@ def test_a_stalled_post_reader_that_blocks_every_session_fails_the_post_slow_rea
     assert "stalled beside a POST /invocations whose response is not read" in bad.detail
     fine = judge(ToyContainer, "isolation.slow_reader.2")["isolation.slow_reader.2"]
     assert fine.verdict is Verdict.OK, fine.detail
+
+
+@dataclass
+class _Launched(Target):
+    """A process toy the test started: the suite's process target, as far as the stop.* cases see."""
+
+    pid: int | None = None
+
+
+@contextmanager
+def launched(*args: str) -> Iterator[_Launched]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "tests.toys.sample_defects", "--port", str(port), *args],
+                            cwd=Path(__file__).parents[2], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url, 20.0, lambda _: None, lambda: proc.poll() is None, PingLog())
+        yield _Launched(kind="process", base_url=url, pid=proc.pid)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_work_that_outlives_its_client_is_named() -> None:
+    with launched("--runaway") as target:
+        bad = run_case(REGISTRY["stop.client.1"], target, FAST)
+    assert bad.verdict is Verdict.FAILED, bad.detail
+    assert PROCESS_PROOFS["stop.client.1"] in bad.detail
+    with launched() as target:
+        fine = run_case(REGISTRY["stop.client.1"], target, FAST)
+    assert fine.verdict is Verdict.OK, fine.detail
+
+
+def test_a_container_that_ignores_sigterm_fails_and_one_that_exits_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stop, "GRACE_S", 2.0)  # SageMaker's 30 s, shortened for the test
+    with launched("--runaway") as target:
+        bad = run_case(REGISTRY["stop.sigterm.1"], target, FAST)
+    assert bad.verdict is Verdict.FAILED, bad.detail
+    assert PROCESS_PROOFS["stop.sigterm.1"] in bad.detail
+    with launched() as target:
+        fine = run_case(REGISTRY["stop.sigterm.1"], target, FAST)
+    assert fine.verdict is Verdict.OK, fine.detail
+
+
+def test_the_stop_cases_are_not_judged_where_the_suite_has_no_process() -> None:
+    results = judge(good, "stop.client.1", "stop.sigterm.1")
+    for result in results.values():
+        assert result.verdict is Verdict.NOT_JUDGED, result.detail
+        assert "did not start this container (a url target)" in result.detail

@@ -4,8 +4,12 @@ paces are made up, chosen so that each situation happens within a test's time.""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import contextlib
 import json
+import signal
+import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
@@ -15,7 +19,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bidi_tts import protocol
 from bidi_tts.chunker import split_sentences
-from tests.toys.good import ToyConfig, ToyContainer, tone
+from tests.toys.good import ServerThread, ToyConfig, ToyContainer, tone
 
 PACED = ToyConfig(realtime_factor=0.05)  # 1 s of audio in 50 ms, as test_broken_toys paces its toys
 
@@ -192,3 +196,57 @@ class LockedPostToy(ToyContainer):
     async def synthesize(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> None:
         async with self.model:
             await super().synthesize(ws, request)
+
+
+class BurningToy(ToyContainer):
+    """A process toy whose model burns the CPU (0.2 s of busy work a sentence, in a thread). With
+    `runaway`, the model goes on to a message's end after its client has left (the sample's defect);
+    otherwise it stops at the sentence in progress."""
+
+    BURN_S = 0.2
+
+    def __init__(self, runaway: bool) -> None:
+        super().__init__(ToyConfig())
+        self.runaway = runaway
+
+    @staticmethod
+    def _burn(seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    async def synthesize(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> None:
+        gone = False
+        with contextlib.suppress(Exception):
+            await ws.send_text(protocol.synthesis_start(request.request_id, request.sample_rate))
+        total = 0
+        for sentence in split_sentences(request.text) or [request.text]:
+            if gone and not self.runaway:
+                return
+            await asyncio.to_thread(self._burn, self.BURN_S)
+            chunk = tone(len(sentence) * self.config.audio_s_per_char, request.sample_rate)
+            try:
+                await ws.send_bytes(chunk)
+            except Exception:  # the client left
+                gone = True
+            total += len(chunk)
+        if not gone:
+            await ws.send_text(protocol.synthesis_complete(request.request_id, total, request.sample_rate))
+
+
+def main() -> None:
+    """Run BurningToy as a process: `--runaway` keeps abandoned work going and ignores SIGTERM."""
+    parser = argparse.ArgumentParser(description="Run a process toy of tests/toys/sample_defects.py.")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--runaway", action="store_true")
+    args = parser.parse_args()
+    if args.runaway:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the defect: SIGTERM is ignored
+    # The server in a thread installs no signal handlers: SIGTERM's default (exit) holds for the good toy.
+    with ServerThread(BurningToy(args.runaway).app(), port=args.port):
+        while True:
+            time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()
