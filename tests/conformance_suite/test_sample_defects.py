@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bidi_tts.local_container import free_port
+from bidi_tts_conformance import selection
 from bidi_tts_conformance.cases import REGISTRY, stop
 from bidi_tts_conformance.context import Options
 from bidi_tts_conformance.model import CaseResult, Verdict
@@ -169,3 +170,11 @@ def test_the_stop_cases_are_not_judged_where_the_suite_has_no_process() -> None:
     for result in results.values():
         assert result.verdict is Verdict.NOT_JUDGED, result.detail
         assert "did not start this container (a url target)" in result.detail
+
+
+def test_the_sigterm_case_runs_last_whatever_is_selected() -> None:
+    order = [c.id for c in selection.run_order(list(REGISTRY))]
+    assert order[-1] == "stop.sigterm.1"
+    picked = [c.id for c in selection.run_order([REGISTRY["stop.sigterm.1"], REGISTRY["robust.text.3"],
+                                                 REGISTRY["health.ping.1"]])]
+    assert picked == ["health.ping.1", "robust.text.3", "stop.sigterm.1"]
