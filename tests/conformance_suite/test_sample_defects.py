@@ -19,7 +19,7 @@ from bidi_tts_conformance.cases import REGISTRY, stop
 from bidi_tts_conformance.context import Options
 from bidi_tts_conformance.model import CaseResult, Verdict
 from bidi_tts_conformance.ping_log import PingLog
-from bidi_tts_conformance.runner import run_case
+from bidi_tts_conformance.runner import SuiteRunner, run_case
 from bidi_tts_conformance.targets import Target, wait_ready
 from tests.toys import sample_defects as toys
 from tests.toys.good import ServerThread, ToyContainer
@@ -178,3 +178,14 @@ def test_the_sigterm_case_runs_last_whatever_is_selected() -> None:
     picked = [c.id for c in selection.run_order([REGISTRY["stop.sigterm.1"], REGISTRY["robust.text.3"],
                                                  REGISTRY["health.ping.1"]])]
     assert picked == ["health.ping.1", "robust.text.3", "stop.sigterm.1"]
+
+
+def test_in_a_run_the_lying_ping_is_blamed_once_on_sm_ping_not_on_the_ws_path() -> None:
+    with ServerThread(toys.PingLiesToy().app()) as server:
+        runner = SuiteRunner(Target(kind="url", base_url=server.url), FAST)
+        ordered = selection.run_order([c for c in REGISTRY if c.id in ("health.path.1", "health.ping.ready.1")])
+        results = {case.id: runner.run(case) for case in ordered}
+    assert results["health.ping.ready.1"].verdict is Verdict.FAILED, results
+    assert "/ping answered 200 (ready) while the container cannot synthesize" in results["health.ping.ready.1"].detail
+    assert results["health.path.1"].verdict is Verdict.NOT_JUDGED, results["health.path.1"].detail
+    assert "see health.ping.ready.1" in results["health.path.1"].detail
