@@ -153,7 +153,7 @@ AFTER_ERROR_S = 0.3  # and how long after its error, for a close
 
 
 async def after_announcing(conv: Conversation, reply: Reply) -> tuple[str, str]:
-    """What a container did with a message it announced (synthesis_start) but must refuse, followed for at
+    """What a container did with a message it answered (synthesis_start or audio) but must refuse, followed for at
     most AFTER_START_S: (the detail, the short actual). Announced, then refused (and maybe dropped), is
     not "accepted and synthesized"."""
     record = reply.record
@@ -169,8 +169,8 @@ async def after_announcing(conv: Conversation, reply: Reply) -> tuple[str, str]:
                 f"{dropped}: a message that must be refused is not announced",
                 f"synthesis_start, then error {code}" + (", then a close" if dropped else ""))
     if reply.audio:
-        return ("the message was accepted and synthesized (synthesis_start and audio arrived)",
-                "synthesis_start and audio")
+        what = "synthesis_start and audio" if reply.started is not None else "audio"
+        return f"the message was accepted and synthesized ({what} arrived)", what
     if conv.closed is not None:
         return (f"the container announced the message (synthesis_start), then {drop} without an error frame",
                 "synthesis_start, then a close")

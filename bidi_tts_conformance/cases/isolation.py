@@ -156,7 +156,7 @@ async def head_of_line(ctx: CaseContext) -> Outcome:
     return ok(shown)
 
 
-async def _ping_ok(ctx: CaseContext) -> str | None:
+async def ping_ok(ctx: CaseContext) -> str | None:
     if ctx.base_url is None:
         return None
     try:
@@ -194,21 +194,21 @@ async def bad_neighbour(ctx: CaseContext) -> Outcome:
         why = f"error {reply.error.code or '(no code)'}" if reply.error else "no audio"
         raise CaseFailed(f"the good session got {why} beside a misbehaving one", expected="synthesis",
                          actual=why)
-    if problem := await _ping_ok(ctx):
+    if problem := await ping_ok(ctx):
         raise CaseFailed(f"{problem} after a misbehaving session", expected="200", actual=problem)
     await good.say(TINY, lenient=True)
     return ok(f"{len(reply.audio)} audio bytes for the good session")
 
 
 @dataclass(frozen=True, slots=True)
-class _Stalled:
+class Stalled:
     """A session that sent its messages and reads nothing: how to drop it, and how much audio it holds."""
 
     drop: Callable[[], Awaitable[None]]
     waiting_audio: Callable[[], Awaitable[int]]  # bytes of audio that arrive at once when it does read
 
 
-async def _stall(ctx: CaseContext, text: str) -> _Stalled:
+async def _stall(ctx: CaseContext, text: str) -> Stalled:
     """Open a session that sends `text` and then never reads. On a WebSocket target its socket has a tiny
     receive buffer and the client stops reading at once, so the container's sends block after a few
     kilobytes instead of filling megabytes of socket buffers."""
@@ -223,7 +223,7 @@ async def _stall(ctx: CaseContext, text: str) -> _Stalled:
                                   silence=WAITING_S, total=1.0)
             return sum(len(r.audio) for r in conv.replies.values()) - before
 
-        return _Stalled(conv.close, conv_audio)
+        return Stalled(conv.close, conv_audio)
     parts = urlsplit(ctx.base_url)
     sock = socket.socket(socket.AF_INET6 if ":" in (parts.hostname or "") else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -247,7 +247,7 @@ async def _stall(ctx: CaseContext, text: str) -> _Stalled:
         except (TimeoutError, ConnectionClosed):
             return 0
 
-    return _Stalled(close, ws_audio)
+    return Stalled(close, ws_audio)
 
 
 WAITING_S = 0.25  # audio already made arrives within this once the stalled session reads
@@ -273,7 +273,7 @@ async def slow_reader(ctx: CaseContext) -> Outcome:
             raise CaseFailed(f"a session was stalled beside one that does not read (which had audio waiting, "
                              f"unread): {exc.detail}", expected="served beside the stalled session",
                              actual=exc.actual) from None
-        if problem := await _ping_ok(ctx):
+        if problem := await ping_ok(ctx):
             raise CaseFailed(f"{problem} while a session was not reading", expected="/ping 200", actual=problem)
         held = await stalled.waiting_audio()
     finally:

@@ -11,16 +11,16 @@ from urllib.parse import urlsplit
 
 from bidi_tts_conformance.cases._util import SHORT
 from bidi_tts_conformance.cases.frames import long_text
-from bidi_tts_conformance.cases.isolation import WAITING_S, _ping_ok, _Stalled
+from bidi_tts_conformance.cases.isolation import WAITING_S, Stalled, ping_ok
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.failures import CaseFailed
 from bidi_tts_conformance.model import Outcome, Requires, case, not_judged, ok
 
-POST_CHARS = 3_300  # about 66 s of audio at a usual pace: megabytes, more than the socket buffers hold
+POST_CHARS = 3_300  # about 66 s of audio at a usual pace: megabytes, more than the socket buffers hold (1,100 is not)
 MIN_BODY_BYTES = 1_024  # less than this waiting is not "audio piling up"
 
 
-async def _stall_post(base_url: str, text: str, voice: str) -> _Stalled:
+async def _stall_post(base_url: str, text: str, voice: str) -> Stalled:
     """POST `text` on a socket with a tiny receive buffer and read nothing: the container's writes block
     after a few kilobytes."""
     parts = urlsplit(base_url)
@@ -54,7 +54,7 @@ async def _stall_post(base_url: str, text: str, voice: str) -> _Stalled:
         _, _, rest = bytes(data).partition(b"\r\n\r\n")
         return len(rest)
 
-    return _Stalled(drop, body_waiting)
+    return Stalled(drop, body_waiting)
 
 
 @case("isolation.slow_reader.2", "a POST /invocations whose response is not read does not stall another session",
@@ -80,7 +80,7 @@ async def slow_post_reader(ctx: CaseContext) -> Outcome:
             raise CaseFailed(f"a session was stalled beside a POST /invocations whose response is not read ({held} "
                              f"bytes of it waiting, unread): {exc.detail}",
                              expected="served beside the unread POST", actual=exc.actual) from None
-        if problem := await _ping_ok(ctx):
+        if problem := await ping_ok(ctx):
             raise CaseFailed(f"{problem} while a POST response was not read", expected="/ping 200", actual=problem)
         held = await stalled.waiting_audio()
     finally:
