@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 
 from bidi_tts.chunker import split_sentences
 from bidi_tts_conformance.cases._util import SENTENCE
@@ -13,7 +14,7 @@ from bidi_tts_conformance.cases.frames import long_text
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.failures import CaseFailed
 from bidi_tts_conformance.model import Outcome, case, not_judged, ok
-from bidi_tts_conformance.process_probe import cpu_seconds, has_exited, process_of, terminate, why_no_process
+from bidi_tts_conformance.process_probe import Watched, watched, why_not_watched
 
 ABANDONED_CHARS = 1_100
 SETTLE_S = 1.0  # a good container may finish the sentence in progress when its client leaves
@@ -22,20 +23,33 @@ IDLE_CPU_SHARE = 0.5  # of one core: more, with no client, is the abandoned mess
 GRACE_S = 30.0  # SageMaker sends SIGKILL this long after SIGTERM
 
 
-async def _leave_mid_message(ctx: CaseContext, text: str) -> tuple[float, float] | None:
-    """Send `text`, leave at its first audio; (seconds to that first audio, sentences still to come), or
-    None when the message had ended by then."""
+@dataclass(frozen=True, slots=True)
+class _Left:
+    """A message the client left at its first audio."""
+
+    first_s: float  # seconds to that first audio
+    to_come: int  # sentences still to come
+    busy_share: float  # of a core, while the container made that first audio (the meter's own check)
+
+
+async def _leave_mid_message(ctx: CaseContext, box: Watched, text: str) -> _Left | None:
+    """Send `text`, leave at its first audio; None when the message had ended by then."""
     conv = await ctx.conversation(patience=len(split_sentences(text)) / 2)
+    cpu_sent = await asyncio.to_thread(box.cpu_seconds)
     rid = await conv.synthesize(text)
     reply = conv.replies[rid]
     await conv.pump_until(lambda: bool(reply.audio) or reply.record.done)
+    cpu_first = await asyncio.to_thread(box.cpu_seconds)
     if reply.error is not None:
         raise CaseFailed(f"a {len(text)}-character message was refused with error {reply.error.code or '(no code)'}",
                          expected="synthesis", actual=f"error {reply.error.code or '(no code)'}")
     first = (reply.record.first_audio_at or time.perf_counter()) - reply.record.sent_at
     done = reply.record.done
     await conv.close()
-    return None if done else (first, len(split_sentences(text)) - 1)
+    if done:
+        return None
+    busy = (cpu_first - cpu_sent) / max(first, 1e-3) if cpu_sent is not None and cpu_first is not None else 0.0
+    return _Left(first, len(split_sentences(text)) - 1, busy)
 
 
 @case("stop.client.1", "a message whose client left mid-synthesis stops being made: the CPU goes quiet",
@@ -44,27 +58,30 @@ async def _leave_mid_message(ctx: CaseContext, text: str) -> tuple[float, float]
              f"container uses under {IDLE_CPU_SHARE:.0%} of a core over {SAMPLE_S:g} s; NOT-JUDGED when the suite "
              "did not start the container or the message would have ended before the measurement anyway")
 async def abandoned_work(ctx: CaseContext) -> Outcome:
-    pid = process_of(ctx.target)
-    if pid is None:
-        return not_judged(why_no_process(ctx.target))
-    left = await _leave_mid_message(ctx, long_text(ABANDONED_CHARS))
+    box = watched(ctx.target)
+    if box is None:
+        return not_judged(why_not_watched(ctx.target))
+    left = await _leave_mid_message(ctx, box, long_text(ABANDONED_CHARS))
     if left is None:
         return not_judged("the message had ended by its first audio: the client could not leave mid-synthesis")
-    first, to_come = left
+    first, to_come = left.first_s, left.to_come
     due = first * to_come  # what the rest would take at the first sentence's pace
     if due < SETTLE_S + SAMPLE_S:
         return not_judged(f"the rest of the message ({to_come} sentences at {first * 1000:.0f} ms each) would "
                           f"have ended before the measurement ({SETTLE_S + SAMPLE_S:g} s): no situation to judge")
+    if left.busy_share <= 0.0:  # a quiet CPU after the client left would say nothing
+        return not_judged(f"the container's CPU time did not move while it made the first audio ({first:.2f} s): "
+                          "the meter sees none of its work")
     await asyncio.sleep(SETTLE_S)
-    before, start = cpu_seconds(pid), time.perf_counter()
+    before, start = await asyncio.to_thread(box.cpu_seconds), time.perf_counter()
     await asyncio.sleep(SAMPLE_S)
-    after, took = cpu_seconds(pid), time.perf_counter() - start
+    after, took = await asyncio.to_thread(box.cpu_seconds), time.perf_counter() - start
     if before is None or after is None:
-        raise CaseFailed("the container process exited after a client left mid-message",
+        raise CaseFailed("the container exited after a client left mid-message",
                          expected="the container keeps running", actual="exited")
     share = (after - before) / took
     shown = (f"{share:.0%} of a core over {took:.1f} s, {SETTLE_S:g} s after the client left with {to_come} "
-             f"sentences (about {due:.1f} s of work) still to come")
+             f"sentences (about {due:.1f} s of work) still to come ({left.busy_share:.0%} while it made the first)")
     if share > IDLE_CPU_SHARE:
         raise CaseFailed(f"work outlived its client: with no session open the container used {shown}: the "
                          "abandoned message is still being made", expected=f"under {IDLE_CPU_SHARE:.0%} of a core",
@@ -76,22 +93,22 @@ async def abandoned_work(ctx: CaseContext) -> Outcome:
       clauses=["SM-STOP"],
       expect=f"the process exits within {GRACE_S:g} s of a SIGTERM sent at a 2-sentence message's first audio (the "
              "platform then sends SIGKILL); NOT-JUDGED when the suite did not start the container (url, "
-             "sagemaker, docker). Ends the container: the last case of a run")
+             "sagemaker). Ends the container: the last case of a run")
 async def sigterm(ctx: CaseContext) -> Outcome:
-    pid = process_of(ctx.target)
-    if pid is None:
-        return not_judged(why_no_process(ctx.target))
+    box = watched(ctx.target)
+    if box is None:
+        return not_judged(why_not_watched(ctx.target))
     # A short message: a good container may finish it before it exits (the reference drains its
     # sessions), and the run should not wait for a long one.
     conv = await ctx.conversation(patience=2)
     reply = conv.replies[await conv.synthesize(SENTENCE + " " + SENTENCE)]
     await conv.pump_until(lambda: bool(reply.audio) or reply.record.done)
     mid = not reply.record.done
-    terminate(pid)
+    await asyncio.to_thread(box.terminate)
     sent = time.perf_counter()
     reader = asyncio.create_task(conv.pump_until(lambda: False, total=GRACE_S))  # the session's end, if any
     try:
-        exited = await _exits_within(pid, GRACE_S)
+        exited = await _exits_within(box, GRACE_S)
     finally:
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)
@@ -104,10 +121,10 @@ async def sigterm(ctx: CaseContext) -> Outcome:
     return ok(f"exited {took:.2f} s after SIGTERM (sent {when})")
 
 
-async def _exits_within(pid: int, seconds: float) -> bool:
+async def _exits_within(box: Watched, seconds: float) -> bool:
     step = 0.05
     for _ in range(int(seconds / step) + 1):
-        if has_exited(pid):
+        if await asyncio.to_thread(box.has_exited):
             return True
         await asyncio.sleep(step)
-    return has_exited(pid)
+    return await asyncio.to_thread(box.has_exited)
