@@ -16,6 +16,9 @@ _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 
 
 class Watched(Protocol):
+    @property
+    def fine_cpu_meter(self) -> bool: ...  # CPU time read at once, to the tick (a local process), not sampled
+
     def cpu_seconds(self) -> float | None: ...  # None once it is gone
     def has_exited(self) -> bool: ...
     def terminate(self) -> None: ...  # SIGTERM, as SageMaker stops a container
@@ -24,6 +27,7 @@ class Watched(Protocol):
 @dataclass(frozen=True, slots=True)
 class LocalProcess:
     pid: int
+    fine_cpu_meter: bool = True
 
     def _stat(self) -> list[str] | None:
         try:
@@ -48,6 +52,7 @@ class LocalProcess:
 @dataclass(frozen=True, slots=True)
 class DockerContainer:
     container: Any  # docker-py's Container
+    fine_cpu_meter: bool = False
 
     def cpu_seconds(self) -> float | None:
         if self.has_exited():
