@@ -1,6 +1,7 @@
 """stop.*: work that outlives its client, and a container that outlives its stop. Judged only on a
-container the suite started itself (it watches that process's CPU time and sends it SIGTERM); NOT-JUDGED
-elsewhere. stop.sigterm.1 ends the container: it is registered last, after every other case."""
+container the suite started itself (it reads a local process's CPU time, and sends the process or the
+Docker container SIGTERM); NOT-JUDGED elsewhere. stop.sigterm.1 ends the container: it is registered
+last, and selection.RUN_LAST runs it after every other case."""
 
 from __future__ import annotations
 
