@@ -58,7 +58,8 @@ def test_request_id_is_judged_on_every_error_path() -> None:
 
 
 def test_announced_then_refused_and_dropped_is_said_as_such() -> None:
-    results = judge(toys.AnnounceThenDropToy, "errors.unknown_voice.1", "errors.bad_speed.1")
+    results = judge(toys.AnnounceThenDropToy, "errors.unknown_voice.1", "errors.bad_speed.1", "errors.text_required.1",
+                    "errors.text_too_long.1")
     for result in results.values():
         assert result.verdict is Verdict.FAILED, result.detail
         assert "announced the message (synthesis_start), then refused it with error (no code)" in result.detail
