@@ -36,6 +36,8 @@ NOT_JUDGED_IN: dict[str, tuple[tuple[str, str], ...]] = {
         ("robust.voice.1", _CODES), ("robust.speed.*", _CODES), ("robust.type.1", _CODES),
         ("robust.binary.1", _CODES), ("robust.flood.2", _CODES),
         ("robust.rate.1", "vLLM-Omni's session.config has no sample_rate, so a bad one never reaches it"),
+        ("isolation.slow_reader.2", "its stalled reader is a POST /invocations, which belongs to the "
+                                    "kokoro-sample protocol"),
         ("post.*", "POST /invocations belongs to the kokoro-sample protocol; vLLM-Omni's route is a WebSocket"),
     ),
     "kokoro-sample": (),  # every case is written in kokoro-sample
