@@ -26,7 +26,14 @@ from bidi_tts_conformance.runner import run_case
 from bidi_tts_conformance.targets import Target
 from tests.toys.good import ServerThread, ToyConfig
 from tests.toys.omni_good import OmniToy, TextOnlyOmniToy
-from tests.toys.omni_variants import BROKEN_OMNI
+from tests.toys.omni_broken import (
+    OmniBase64AudioToy,
+    OmniBaseToy,
+    OmniCloseAfterFlushToy,
+    OmniDropsBufferToy,
+    OmniNoAudioDoneToy,
+    OmniTextOnlyToy,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 OMNI = Options(silence=1.5, case_timeout=30.0, dialect="vllm-omni")
@@ -178,18 +185,31 @@ def test_over_sagemaker_the_dialects_path_travels_in_the_invocation_path_header(
     assert binary.verdict is binary_verdict, binary.detail
 
 
+# Each toy of tests/toys/omni_broken.py (one rule of the dialect broken), the case that must fail on it,
+# and a phrase of the failure detail that names the cause.
+BROKEN_OMNI: dict[str, tuple[type[OmniBaseToy], str, str]] = {
+    "reads text frames only": (OmniTextOnlyToy, "frames.binary.1", "binary frame not handled"),
+    "closes after session.done": (OmniCloseAfterFlushToy, "session.multi.1", "1000"),
+    "no audio.done": (OmniNoAudioDoneToy, "audio.order.1", "before audio.done of sentences [0]"),
+    "audio inside JSON": (OmniBase64AudioToy, "audio.binary.1", "audio inside a JSON control frame"),
+    "a flush drops buffered text": (OmniDropsBufferToy, "isolation.concurrent.1", "input.text parts"),
+}
+
+
 @pytest.mark.parametrize("name", sorted(BROKEN_OMNI))
 def test_each_broken_vllm_omni_toy_fails_its_case_for_its_cause(name: str) -> None:
     toy, case_id, phrase = BROKEN_OMNI[name]
-    with ServerThread(toy(PACED).app()) as server:
+    with ServerThread(toy().app()) as server:
         result = run(case_id, omni_target(server.url))
     assert result.verdict is Verdict.FAILED, result.detail
     assert phrase in result.detail, result.detail
 
 
-def test_the_good_toy_passes_the_cases_the_broken_ones_fail(good_omni: str) -> None:
-    for _toy, case_id, _phrase in BROKEN_OMNI.values():
-        assert run(case_id, omni_target(good_omni)).verdict is Verdict.OK, case_id
+def test_the_good_toys_pass_the_cases_the_broken_ones_fail(good_omni: str) -> None:
+    with ServerThread(OmniBaseToy().app()) as base:
+        for _toy, case_id, _phrase in BROKEN_OMNI.values():
+            assert run(case_id, omni_target(good_omni)).verdict is Verdict.OK, case_id
+            assert run(case_id, omni_target(base.url)).verdict is Verdict.OK, case_id
 
 
 def test_preflight_looks_for_the_websocket_at_the_dialects_route(good_omni: str) -> None:
