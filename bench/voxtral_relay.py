@@ -32,6 +32,7 @@ from websockets.sync.client import connect
 
 from bidi_tts import exit_codes
 from bidi_tts.local_container import LocalContainer, free_port
+from bidi_tts.protocol import WS_PATH
 
 LAUNCH = """
 import importlib.util, sys, uvicorn
@@ -55,6 +56,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--container-args", default="--backend timed --timed-profile h200-eager",
                         help="options for python -m reference_container (default: %(default)s)")
     parser.add_argument("--hold", type=float, default=0.0, help="keep both running S seconds at the end")
+    parser.add_argument("--report", type=Path, default=Path("reports/voxtral-relay.json"),
+                        help="the suite's JSON report (default reports/voxtral-relay.json)")
     parser.add_argument("--no-suite", action="store_true", help="only the smoke session")
     return parser.parse_args(argv)
 
@@ -137,8 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"relay {relay_url} -> reference container {container.url}/v1/audio/speech/stream")
         ok, line = smoke(relay_url)
         print(line)
+        # The relay takes vLLM-Omni's wire on SageMaker's own route (no invocation-path header).
         command = [sys.executable, "-m", "pytest", "conformance", "--container-url", relay_url,
-                   "--dialect", "vllm-omni"]
+                   "--dialect", "vllm-omni", "--ws-path", WS_PATH, "--conformance-report", str(args.report)]
         code = exit_codes.OK if ok else exit_codes.BROKEN
         if args.no_suite or not suite_takes_dialect():
             print("the suite through the relay (while this runs, e.g. with --hold 600):\n  "

@@ -52,6 +52,7 @@ options a container author needs:
   --voice NAME             voice for the cases (default af_heart)
   --sample-rate HZ         sample rate for the cases (default 24000)
   --dialect NAME           wire protocol: kokoro-sample (default) or vllm-omni (docs/dialects.md)
+  --ws-path PATH           the route the dialect is served on, when not its own (a relay's)
   --ready-timeout S        how long to wait for /ping to answer 200
   --reply-timeout S        silence allowed while an expected frame is due (default: calibrated)
   --case-timeout S         time for one whole case

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from bidi_tts.dialects import DEFAULT_DIALECT, DIALECTS, dialect_named
+from bidi_tts.dialects import DEFAULT_DIALECT, DIALECTS, dialect_at
 from bidi_tts.protocol import DEFAULT_SAMPLE_RATE, DEFAULT_VOICE
 from bidi_tts_conformance import preflight, selection
 from bidi_tts_conformance.context import Options
@@ -64,6 +64,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--container-log", default=None, help="write the process target's output here")
     g.addoption("--dialect", choices=tuple(DIALECTS), default=DEFAULT_DIALECT,
                 help=f"the wire protocol the sessions speak (default {DEFAULT_DIALECT}; docs/dialects.md)")
+    g.addoption("--ws-path", default=None,
+                help="the WebSocket route the dialect is served on, when not its own (e.g. "
+                     "/invocations-bidirectional-stream for a SageMaker relay in front of vLLM-Omni)")
     preflight.add_options(g)
 
 
@@ -91,7 +94,7 @@ class ConformanceState:
         self._case_timeout_given = timeouts["case_timeout"] is not None
         self.strict = bool(config.getoption("conformance_strict") or config.getoption("strict", False))
         self.planned = self._plan()
-        self.planned.dialect = dialect_named(self.options.dialect)
+        self.planned.dialect = dialect_at(self.options.dialect, config.getoption("ws_path"))
         self.runner = SuiteRunner(self.planned, self.options, calibrate_timeouts=self._calibrate,
                                   case_timeout_given=self._case_timeout_given, progress=self.note)
         self._started = False

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from bidi_tts import exit_codes
-from bidi_tts.dialects import DEFAULT_DIALECT, dialect_named
+from bidi_tts.dialects import DEFAULT_DIALECT, BadRoute, dialect_at
 from bidi_tts.install_hint import install_command
 from bidi_tts_conformance import selection
 from bidi_tts_conformance.preflight_container import DEFAULT_READY_TIMEOUT_S, check_url, progress_line
@@ -76,6 +76,10 @@ def check_command_line(config: pytest.Config) -> int | None:
                                     "(e.g. http://127.0.0.1:8080)")
         if endpoint:
             raise pytest.UsageError("give --container-url or --endpoint-name, not both")
+    try:
+        dialect_at(opt("dialect", None) or DEFAULT_DIALECT, opt("ws_path", None))
+    except BadRoute as exc:
+        raise pytest.UsageError(str(exc)) from None
     globs, clauses = opt("case", None) or [], opt("clause", None) or []
     if selection.selecting(globs, clauses):
         from bidi_tts_conformance.cases import REGISTRY
@@ -89,7 +93,7 @@ def check_command_line(config: pytest.Config) -> int | None:
     try:
         if url:
             check_url(str(url).rstrip("/"), ready_timeout=float(opt("ready_timeout")), progress=progress_line,
-                      ws_path=dialect_named(opt("dialect", None) or DEFAULT_DIALECT).ws_path)
+                      ws_path=dialect_at(opt("dialect", None) or DEFAULT_DIALECT, opt("ws_path", None)).ws_path)
         elif endpoint:
             check_endpoint(str(endpoint), region=str(opt("region")), endpoint_url=opt("endpoint_url"),
                            ca_file=opt("endpoint_ca"))

@@ -7,7 +7,14 @@ its own wire and back. Sans-I/O: no sockets here (the transport wrapper is
 """
 
 from bidi_tts.dialects.base import Dialect, DialectUnsupported, Translator, WireMessage
-from bidi_tts.dialects.registry import DEFAULT_DIALECT, DIALECTS, UnknownDialect, dialect_named
+from bidi_tts.dialects.registry import (
+    DEFAULT_DIALECT,
+    DIALECTS,
+    BadRoute,
+    UnknownDialect,
+    dialect_at,
+    dialect_named,
+)
 
-__all__ = ["DEFAULT_DIALECT", "DIALECTS", "Dialect", "DialectUnsupported", "Translator", "UnknownDialect",
-           "WireMessage", "dialect_named"]
+__all__ = ["DEFAULT_DIALECT", "DIALECTS", "BadRoute", "Dialect", "DialectUnsupported", "Translator", "UnknownDialect",
+           "WireMessage", "dialect_at", "dialect_named"]

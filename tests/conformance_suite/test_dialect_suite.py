@@ -218,3 +218,20 @@ def test_preflight_looks_for_the_websocket_at_the_dialects_route(good_omni: str)
     assert websocket_problem(good_omni, ws_path=dialect_named("vllm-omni").ws_path) is None
     problem = websocket_problem(good_omni)  # the kokoro-sample route: the toy has none
     assert problem is not None and "/invocations-bidirectional-stream" in problem
+
+
+def test_ws_path_points_the_dialect_at_another_route(good_omni: str) -> None:
+    from bidi_tts.dialects import dialect_at
+    from bidi_tts.protocol import WS_PATH
+
+    relayed = dialect_at("vllm-omni", WS_PATH)
+    with ServerThread(OmniBaseToy().app()) as both_routes:  # serves the dialect on both routes
+        assert run("frames.text.1", Target(kind="url", base_url=both_routes.url, dialect=relayed)).verdict is Verdict.OK
+    only_its_own = run("frames.text.1", Target(kind="url", base_url=good_omni, dialect=relayed))
+    assert only_its_own.verdict is Verdict.FAILED and "cannot open a session" in only_its_own.detail
+
+
+def test_a_bad_ws_path_is_a_usage_error() -> None:
+    proc = run_suite("--container-url", "http://127.0.0.1:9", "--dialect", "vllm-omni", "--ws-path", "v1/x")
+    assert proc.returncode == 4
+    assert "--ws-path must be a path starting with '/'" in proc.stdout + proc.stderr

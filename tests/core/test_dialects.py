@@ -339,3 +339,19 @@ def test_a_translated_fragmented_message_goes_fragmented_where_it_holds_the_text
     assert hows == ["one", "fragmented", "one"]
     parts = inner.sent[1][1]
     assert len(parts) == 3 and json.loads(b"".join(parts)) == {"type": "input.text", "text": "Split me."}
+
+
+def test_a_dialect_can_be_served_on_another_route() -> None:
+    from bidi_tts.dialects import BadRoute, dialect_at
+    from bidi_tts.protocol import WS_PATH
+
+    omni = dialect_at("vllm-omni")
+    assert omni.ws_path == "/v1/audio/speech/stream" and omni.invocation_path == "v1/audio/speech/stream"
+    relayed = dialect_at("vllm-omni", WS_PATH)  # a SageMaker relay taking vLLM-Omni's wire on the default route
+    assert relayed.name == "vllm-omni" and relayed.ws_path == WS_PATH and relayed.invocation_path is None
+    assert type(relayed.translator()) is type(omni.translator()) and not relayed.is_identity
+    other = dialect_at("kokoro-sample", "/v2/tts")
+    assert other.invocation_path == "v2/tts" and other.is_identity
+    for bad in ("v2/tts", "/a?b=1", "/a b"):
+        with pytest.raises(BadRoute, match="--ws-path must be a path"):
+            dialect_at("vllm-omni", bad)
