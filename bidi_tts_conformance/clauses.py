@@ -27,6 +27,8 @@ CLAUSES: dict[str, str] = {
     "SM-PINGPONG": "SageMaker pings every 60 s and closes after 5 unanswered pings; the container answers pings.",
     "SM-CLOSE": "A close frame from the container reaches the client as a ModelStreamError carrying the close "
                 "code and reason.",
+    "SM-STOP": "SageMaker stops a container with SIGTERM, then SIGKILL 30 s later: the container exits within "
+               "that grace period (docs/sagemaker.md, Stop); work whose client has gone is not kept running.",
     "POST-INVOCATIONS": "POST /invocations synthesizes one complete input and streams the response (pcm, or wav "
                         "with 0xFFFFFFFF size fields); bad input gets 400/413/503 with a JSON {code, message}.",
     # TTS clauses (this protocol)

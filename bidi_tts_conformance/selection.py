@@ -50,8 +50,9 @@ def select(registry: Registry, globs: Sequence[str] | None = None,
 # stops work whose client left is still busy with the slow reader's abandoned messages when they would
 # run (the AWS sample, quiet machine: both NOT-JUDGED, the missing limit unreported), while their own
 # verdict comes at once and only the cases after them pay for their runaway.
-RUN_LAST = ("cancel.1", "cancel.queued.1", "close.client.1", "errors.text_too_long.1", "robust.size.1",
-            "isolation.slow_reader.1", "robust.text.3")
+# stop.sigterm.1 ends the container: the very last, whatever else is selected.
+RUN_LAST = ("cancel.1", "cancel.queued.1", "close.client.1", "stop.client.1", "errors.text_too_long.1",
+            "robust.size.1", "isolation.slow_reader.1", "isolation.slow_reader.2", "robust.text.3", "stop.sigterm.1")
 
 
 def run_order(cases: Sequence[Case]) -> list[Case]:

@@ -33,6 +33,7 @@ IMPLEMENTED_BY: dict[str, tuple[str, ...]] = {
     "SM-FRAMES-OUT": ("reference_container/ws_session.py:WsSession",),
     "SM-PINGPONG": ("reference_container/settings.py:--ws-ping-interval", "reference_container/__main__.py:main"),
     "SM-CLOSE": ("reference_container/ws_session.py:WsSession",),
+    "SM-STOP": ("reference_container/shutdown.py:DrainingServer",),
     "POST-INVOCATIONS": ("reference_container/http_routes.py:invocations",),
     "TTS-AUDIO": ("reference_container/streaming.py:frame_bytes", "reference_container/streaming.py:message_audio"),
     "TTS-BINARY-IN": ("reference_container/ws_session.py:WsSession", "bidi_tts/protocol.py:decode_json_object"),

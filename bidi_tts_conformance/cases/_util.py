@@ -134,8 +134,8 @@ async def refuse(conv: Conversation, bad: Bad) -> Outcome:
         raise CaseFailed(f"{bad.what}: {exc.detail}", expected=expected, actual=exc.actual) from None
     if reply.error is None and reply.answered:
         if not bad.accept_success:
-            raise CaseFailed(f"{bad.what}: the message was accepted and synthesized (synthesis_start arrived)",
-                             expected=expected, actual="synthesis_start")
+            happened, actual = await after_announcing(conv, reply)
+            raise CaseFailed(f"{bad.what}: {happened}", expected=expected, actual=actual)
         await conv.wait_reply(rid, lenient=True)
         return ok(f"{bad.what}: synthesized normally (allowed)")
     if reply.error is None:
@@ -146,6 +146,35 @@ async def refuse(conv: Conversation, bad: Bad) -> Outcome:
         raise CaseFailed(f"{bad.what}: the container {describe_close(closed)} instead of answering with an "
                          f"error frame", expected=expected, actual=describe_close(closed))
     return judge_error(conv, reply.error, bad)
+
+
+AFTER_START_S = 1.0  # how long a refused message's fate is followed after its synthesis_start
+AFTER_ERROR_S = 0.3  # and how long after its error, for a close
+
+
+async def after_announcing(conv: Conversation, reply: Reply) -> tuple[str, str]:
+    """What a container did with a message it answered (synthesis_start or audio) but must refuse, followed for at
+    most AFTER_START_S: (the detail, the short actual). Announced, then refused (and maybe dropped), is
+    not "accepted and synthesized"."""
+    record = reply.record
+    await conv.pump_until(lambda: record.done or bool(reply.audio) or conv.closed is not None,
+                          silence=AFTER_START_S, total=AFTER_START_S)
+    if reply.error is not None and conv.closed is None:  # a close right after the error: read it too
+        await conv.pump_until(lambda: conv.closed is not None, silence=AFTER_ERROR_S, total=AFTER_ERROR_S)
+    drop = describe_close(conv.closed) if conv.closed is not None else ""  # "closed the session with 1011 ..."
+    dropped = f" and {drop}" if drop else ""
+    if reply.error is not None:
+        code = reply.error.code or "(no code)"
+        return (f"the container announced the message (synthesis_start), then refused it with error {code}"
+                f"{dropped}: a message that must be refused is not announced",
+                f"synthesis_start, then error {code}" + (", then a close" if dropped else ""))
+    if reply.audio:
+        what = "synthesis_start and audio" if reply.started is not None else "audio"
+        return f"the message was accepted and synthesized ({what} arrived)", what
+    if conv.closed is not None:
+        return (f"the container announced the message (synthesis_start), then {drop} without an error frame",
+                "synthesis_start, then a close")
+    return ("the message was accepted (synthesis_start arrived)", "synthesis_start")
 
 
 def judge_error(conv: Conversation, got: ErrorReceived, bad: Bad) -> Outcome:

@@ -11,7 +11,7 @@ from bidi_tts.session import Rule
 from bidi_tts_conformance.cases._util import SENTENCE, SHORT, rms
 from bidi_tts_conformance.cases.frames import handled
 from bidi_tts_conformance.context import CaseContext
-from bidi_tts_conformance.driver import Conversation
+from bidi_tts_conformance.driver import Conversation, Reply
 from bidi_tts_conformance.failures import CaseFailed
 from bidi_tts_conformance.model import Outcome, case, informational, non_strict, ok
 
@@ -220,8 +220,31 @@ async def other_rate(ctx: CaseContext) -> Outcome:
     conv.raise_violations()
     assert reply.started is not None
     if "sample_rate" not in reply.started.control:
-        return informational("cannot tell: synthesis_start announces no sample_rate (judged by audio.format.1)")
+        return _rate_from_totals(reply, 16_000)
     if reply.started.control.get("sample_rate") != 16_000:
         raise CaseFailed(f"asked for 16000 Hz, synthesis_start announces {reply.started.sample_rate}",
                          expected="16000", actual=str(reply.started.sample_rate))
     return ok(f"{reply.record.audio_seconds:.2f} s at 16000 Hz")
+
+
+RATE_TOLERANCE = 0.03  # the totals are rounded; a rate this far off is another rate
+
+
+def _rate_from_totals(reply: Reply, wanted: int) -> Outcome:
+    """Where synthesis_start names no rate, the container's own duration in synthesis_complete
+    (duration_s, or total_duration_s as some containers name it) and the bytes received give it away."""
+    control = reply.completed.control if reply.completed is not None else {}
+    key = next((k for k in ("duration_s", "total_duration_s")
+                if isinstance(control.get(k), (int, float)) and not isinstance(control.get(k), bool)
+                and control[k] > 0), None)
+    if key is None or not reply.audio:
+        return informational("cannot tell: synthesis_start announces no sample_rate (judged by audio.format.1) "
+                             "and synthesis_complete gives no duration to reckon it from")
+    seconds = float(control[key])
+    rate = len(reply.audio) / (SAMPLE_WIDTH_BYTES * CHANNELS * seconds)
+    shown = f"{len(reply.audio)} bytes over the container's own {key}={seconds:g} is {rate:.0f} Hz"
+    if abs(rate - wanted) > RATE_TOLERANCE * wanted:
+        raise CaseFailed(f"asked for {wanted} Hz, the request was silently ignored: synthesis_start announces no "
+                         f"rate and {shown}", expected=f"{wanted} Hz or error bad_sample_rate",
+                         actual=f"{rate:.0f} Hz")
+    return ok(f"{shown} (synthesis_start announces no rate: audio.format.1's subject)")

@@ -32,6 +32,31 @@ async def ping_200(ctx: CaseContext) -> Outcome:
     return ok()
 
 
+@case("health.ping.ready.1", "a /ping that answers 200 means the container can synthesize",
+      clauses=["SM-PING"], expect="/ping 200, then 'Hi.' synthesized with audio; NOT-JUDGED when /ping is not "
+      "200 (health.ping.1's subject)", requires=[Requires.HTTP])
+async def ping_means_ready(ctx: CaseContext) -> Outcome:
+    try:
+        status = (await ctx.http().get("/ping", timeout=10)).status_code
+    except httpx.HTTPError as exc:
+        return not_judged(f"/ping failed ({type(exc).__name__}): health.ping.1's subject")
+    if status != 200:
+        return not_judged(f"/ping answered {status}, not ready: health.ping.1's subject")
+    conv = await ctx.conversation()
+    try:
+        reply = await conv.say(TINY, lenient=True)
+    except CaseFailed as exc:
+        refused = exc.detail
+    else:
+        if reply.error is None and reply.audio:
+            return ok(f"/ping 200 and 'Hi.' synthesized ({len(reply.audio)} bytes)")
+        refused = (f"'Hi.' was refused with error {reply.error.code or '(no code)'}" if reply.error is not None
+                   else "'Hi.' got no audio")
+    raise CaseFailed(f"/ping answered 200 (ready) while the container cannot synthesize: {refused}; a health "
+                     "check that says ready when the container cannot serve sends traffic to it",
+                     expected="/ping 200 only when 'Hi.' is synthesized", actual=f"/ping 200; {refused}")
+
+
 @case("health.ping.loading.1", "GET /ping answers 503 while the model loads, then 200",
       clauses=["SM-PING"],
       expect="every /ping answer from the container's start until ready is 503, then 200; NOT-JUDGED when the "

@@ -35,6 +35,7 @@ from tests.toys import (
     mutants,
     ping_methods,
     raw_frames,
+    sample_defects,
 )
 from tests.toys.good import ServerThread, ToyConfig, ToyContainer
 
@@ -74,6 +75,8 @@ TOYS: dict[str, Toy] = {
     "loop_blocking": Toy(busy.LoopBlockingToy, ("health.ping.1", "health.accept.1")),
     "ping_get_only": Toy(ping_methods.GetOnlyPingToy, ("health.ping.1",)),
     "post_ping_500": Toy(ping_methods.PostPing500Toy, ("health.ping.1", "health.ping.2")),
+    "ping_lies": Toy(sample_defects.PingLiesToy, ("health.ping.1",)),
+    "locked_post": Toy(sample_defects.LockedPostToy, ("health.ping.1",)),
     # frames in
     "receive_text_only": Toy(broken.TextOnlyToy, ("frames.text.1", "frames.fragmented.1", "close.explicit.1")),
     "receive_bytes_only": Toy(broken_input.BinaryOnlyToy, ("frames.binary.1", "frames.fragmented.2",
@@ -268,6 +271,8 @@ PROOFS: dict[str, Proof] = {
     "robust.session.long.1": Proof("error_budget", "closed the session with 1008"),
     "robust.flood.2": Proof("inbox_overflow_closes", "closed the session with 1011"),
     "health.ping.loading.1": Proof("ping_500_while_loading", "/ping answered HTTP 500 in"),
+    "isolation.slow_reader.2": Proof("locked_post", "stalled beside a POST /invocations whose response is not read"),
+    "health.ping.ready.1": Proof("ping_lies", "/ping answered 200 (ready) while the container cannot synthesize"),
 }
 
 # More proofs, by other toys breaking the same clause another way: (toy, case id, phrase).
@@ -298,7 +303,7 @@ EXEMPT: dict[str, str] = {}
 PROVEN_ELSEWHERE: dict[str, Path] = {
     cid: Path(__file__).with_name("test_content_cases.py")
     for cid in ("content.intelligible.1", "content.order.1", "content.session.1", "content.concurrent.1")
-}
+} | {cid: Path(__file__).with_name("test_sample_defects.py") for cid in ("stop.client.1", "stop.sigterm.1")}
 
 
 def coverage_problems(case_ids: set[str], proofs: dict[str, Proof], exempt: dict[str, str]) -> list[str]:

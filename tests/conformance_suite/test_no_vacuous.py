@@ -71,13 +71,17 @@ class MuteToy(ToyContainer):
 @pytest.mark.timeout(120)
 def test_the_situation_cases_fail_on_the_sample_for_its_defects() -> None:
     """Once isolation.hol.1 and close.client.1 passed on it (B sent, the client left, at the first
-    audio, which for this container is its last); cancel.1 blamed the cancel's error on the next 'Hi.'."""
+    audio, which for this container is its last); cancel.1 blamed the cancel's error on the next 'Hi.'.
+    The cancel's uncoded answer leaves the session usable: NON-STRICT for cancel.1 (issue 32; the missing
+    code is the errors.* cases' subject)."""
     results = _run(samples.AwsSampleToy(), SITUATION_CASES)
     shown = _shown(results)
-    assert all(r.verdict is Verdict.FAILED for r in results.values()), shown
+    assert results["isolation.hol.1"].verdict is Verdict.FAILED, shown
+    assert results["close.client.1"].verdict is Verdict.FAILED, shown
     assert "head-of-line blocking" in results["isolation.hol.1"].detail, shown
     assert "waited for the abandoned message" in results["close.client.1"].detail, shown
-    assert "the cancel was answered with error (no code) 'text required'" in results["cancel.1"].detail, shown
+    assert results["cancel.1"].verdict is Verdict.NON_STRICT, shown
+    assert "without a code 'text required'" in results["cancel.1"].detail, shown
 
 
 @pytest.mark.timeout(120)

@@ -1,0 +1,137 @@
+"""stop.*: work that outlives its client, and a container that outlives its stop. Judged only on a
+container the suite started itself (it reads a local process's CPU time, and sends the process or the
+Docker container SIGTERM); NOT-JUDGED elsewhere. stop.sigterm.1 ends the container: it is registered
+last, and selection.RUN_LAST runs it after every other case."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from bidi_tts.chunker import split_sentences
+from bidi_tts_conformance.cases._util import SENTENCE
+from bidi_tts_conformance.cases.frames import long_text
+from bidi_tts_conformance.context import CaseContext
+from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.model import Outcome, case, not_judged, ok
+from bidi_tts_conformance.process_probe import Watched, watched, why_not_watched
+
+ABANDONED_CHARS = 1_100
+SETTLE_S = 1.0  # at least; a good container may finish the sentence in progress when its client leaves
+SAMPLE_S = 1.5  # then its CPU time is read over this long, with no session open
+IDLE_CPU_SHARE = 0.5  # of one core: more, with no client, is the abandoned message still being made
+GRACE_S = 30.0  # SageMaker sends SIGKILL this long after SIGTERM
+
+
+@dataclass(frozen=True, slots=True)
+class _Left:
+    """A message the client left at its first audio."""
+
+    first_s: float  # seconds to that first audio
+    to_come: int  # sentences still to come
+    busy_share: float  # of a core, while the container made that first audio (the meter's own check)
+
+
+async def _leave_mid_message(ctx: CaseContext, box: Watched, text: str) -> _Left | None:
+    """Send `text`, leave at its first audio; None when the message had ended by then."""
+    conv = await ctx.conversation(patience=len(split_sentences(text)) / 2)
+    cpu_sent = await asyncio.to_thread(box.cpu_seconds)
+    rid = await conv.synthesize(text)
+    reply = conv.replies[rid]
+    await conv.pump_until(lambda: bool(reply.audio) or reply.record.done)
+    cpu_first = await asyncio.to_thread(box.cpu_seconds)
+    if reply.error is not None:
+        raise CaseFailed(f"a {len(text)}-character message was refused with error {reply.error.code or '(no code)'}",
+                         expected="synthesis", actual=f"error {reply.error.code or '(no code)'}")
+    first = (reply.record.first_audio_at or time.perf_counter()) - reply.record.sent_at
+    done = reply.record.done
+    await conv.close()
+    if done:
+        return None
+    busy = (cpu_first - cpu_sent) / max(first, 1e-3) if cpu_sent is not None and cpu_first is not None else 0.0
+    return _Left(first, len(split_sentences(text)) - 1, busy)
+
+
+@case("stop.client.1", "a message whose client left mid-synthesis stops being made: the CPU goes quiet",
+      clauses=["TTS-SESSION", "TTS-ISOLATION"],
+      expect=f"the client leaves at the first audio of {ABANDONED_CHARS} characters; {SETTLE_S:g} s (or one sentence's "
+             "time, if longer) later the "
+             f"container uses under {IDLE_CPU_SHARE:.0%} of a core over {SAMPLE_S:g} s; NOT-JUDGED when the suite "
+             "did not start a local process for it (url, sagemaker, docker) or the message would have ended before the "
+             "measurement anyway")
+async def abandoned_work(ctx: CaseContext) -> Outcome:
+    box = watched(ctx.target)
+    if box is None:
+        return not_judged(why_not_watched(ctx.target))
+    if not box.fine_cpu_meter:
+        return not_judged(f"a {ctx.target.kind} target: its CPU statistics are sampled too coarsely for a "
+                          f"{SAMPLE_S:g} s window (the reference read 0% once and 65% the next time)")
+    left = await _leave_mid_message(ctx, box, long_text(ABANDONED_CHARS))
+    if left is None:
+        return not_judged("the message had ended by its first audio: the client could not leave mid-synthesis")
+    first, to_come = left.first_s, left.to_come
+    due = first * to_come  # what the rest would take at the first sentence's pace
+    settle = max(SETTLE_S, first)  # the sentence in progress, at the first one's pace
+    if due < settle + SAMPLE_S:
+        return not_judged(f"the rest of the message ({to_come} sentences at {first * 1000:.0f} ms each) would "
+                          f"have ended before the measurement ({settle + SAMPLE_S:.1f} s): no situation to judge")
+    if left.busy_share <= 0.0:  # a quiet CPU after the client left would say nothing
+        return not_judged(f"the container's CPU time did not move while it made the first audio ({first:.2f} s): "
+                          "the meter sees none of its work")
+    await asyncio.sleep(settle)
+    before, start = await asyncio.to_thread(box.cpu_seconds), time.perf_counter()
+    await asyncio.sleep(SAMPLE_S)
+    after, took = await asyncio.to_thread(box.cpu_seconds), time.perf_counter() - start
+    if before is None or after is None:
+        raise CaseFailed("the container exited after a client left mid-message",
+                         expected="the container keeps running", actual="exited")
+    share = (after - before) / took
+    shown = (f"{share:.0%} of a core over {took:.1f} s, {settle:.1f} s after the client left with {to_come} "
+             f"sentences (about {due:.1f} s of work) still to come ({left.busy_share:.0%} while it made the first)")
+    if share > IDLE_CPU_SHARE:
+        raise CaseFailed(f"work outlived its client: with no session open the container used {shown}: the "
+                         "abandoned message is still being made", expected=f"under {IDLE_CPU_SHARE:.0%} of a core",
+                         actual=f"{share:.0%} of a core")
+    return ok(shown)
+
+
+@case("stop.sigterm.1", "SIGTERM mid-synthesis: the container exits within SageMaker's grace period",
+      clauses=["SM-STOP"],
+      expect=f"the process exits within {GRACE_S:g} s of a SIGTERM sent at a 2-sentence message's first audio (the "
+             "platform then sends SIGKILL); NOT-JUDGED when the suite did not start the container (url, "
+             "sagemaker). Ends the container: the last case of a run")
+async def sigterm(ctx: CaseContext) -> Outcome:
+    box = watched(ctx.target)
+    if box is None:
+        return not_judged(why_not_watched(ctx.target))
+    # A short message: a good container may finish it before it exits (the reference drains its
+    # sessions), and the run should not wait for a long one.
+    conv = await ctx.conversation(patience=2)
+    reply = conv.replies[await conv.synthesize(SENTENCE + " " + SENTENCE)]
+    await conv.pump_until(lambda: bool(reply.audio) or reply.record.done)
+    mid = not reply.record.done
+    await asyncio.to_thread(box.terminate)
+    sent = time.perf_counter()
+    reader = asyncio.create_task(conv.pump_until(lambda: False, total=GRACE_S))  # the session's end, if any
+    try:
+        exited = await _exits_within(box, GRACE_S)
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+    took = time.perf_counter() - sent
+    when = "mid-synthesis" if mid else "with no message running"
+    if not exited:
+        raise CaseFailed(f"the container did not exit within {GRACE_S:g} s of SIGTERM (sent {when}): the "
+                         "platform would SIGKILL it, cutting every session without a close",
+                         expected=f"exit within {GRACE_S:g} s", actual=f"still running after {took:.1f} s")
+    return ok(f"exited {took:.2f} s after SIGTERM (sent {when})")
+
+
+async def _exits_within(box: Watched, seconds: float) -> bool:
+    step = 0.05
+    for _ in range(int(seconds / step) + 1):
+        if await asyncio.to_thread(box.has_exited):
+            return True
+        await asyncio.sleep(step)
+    return await asyncio.to_thread(box.has_exited)

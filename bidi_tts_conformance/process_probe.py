@@ -1,0 +1,90 @@
+"""What the suite can see of a container it started itself: its CPU time, whether it has exited, and a
+SIGTERM to send it: a local process (/proc), or a Docker container (the engine's API). A target the
+suite did not start (url, sagemaker) has nothing here."""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from bidi_tts_conformance.targets import Target
+
+_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+
+
+class Watched(Protocol):
+    @property
+    def fine_cpu_meter(self) -> bool: ...  # CPU time read at once, to the tick (a local process), not sampled
+
+    def cpu_seconds(self) -> float | None: ...  # None once it is gone
+    def has_exited(self) -> bool: ...
+    def terminate(self) -> None: ...  # SIGTERM, as SageMaker stops a container
+
+
+@dataclass(frozen=True, slots=True)
+class LocalProcess:
+    pid: int
+    fine_cpu_meter: bool = True
+
+    def _stat(self) -> list[str] | None:
+        try:
+            raw = Path(f"/proc/{self.pid}/stat").read_text()
+        except OSError:
+            return None
+        return raw[raw.rindex(")") + 2:].split()  # after "pid (comm) ": the state first
+
+    def cpu_seconds(self) -> float | None:
+        """User plus system CPU time of the process (all its threads)."""
+        fields = self._stat()
+        return None if fields is None else (int(fields[11]) + int(fields[12])) * _TICK_S
+
+    def has_exited(self) -> bool:
+        fields = self._stat()
+        return fields is None or fields[0] in ("Z", "X")
+
+    def terminate(self) -> None:
+        os.kill(self.pid, signal.SIGTERM)
+
+
+@dataclass(frozen=True, slots=True)
+class DockerContainer:
+    container: Any  # docker-py's Container
+    fine_cpu_meter: bool = False
+
+    def cpu_seconds(self) -> float | None:
+        if self.has_exited():
+            return None
+        try:
+            stats = self.container.stats(stream=False, one_shot=True)  # no second sample: at once
+        except TypeError:  # an older docker-py
+            stats = self.container.stats(stream=False)
+        return float(stats["cpu_stats"]["cpu_usage"]["total_usage"]) / 1e9
+
+    def has_exited(self) -> bool:
+        try:
+            self.container.reload()
+        except Exception:  # removed: gone
+            return True
+        return self.container.status not in ("running", "created", "restarting")
+
+    def terminate(self) -> None:
+        self.container.kill(signal="SIGTERM")
+
+
+def watched(target: Target) -> Watched | None:
+    """The container the suite started, to watch and signal; None when it did not start one."""
+    pid = getattr(target, "pid", None)
+    if target.kind == "process" and isinstance(pid, int):
+        return LocalProcess(pid)
+    # DockerTarget keeps testcontainers' container as _container (targets.py); its docker-py object:
+    started = getattr(target, "_container", None) if target.kind == "docker" else None
+    if started is not None:
+        return DockerContainer(started.get_wrapped_container())
+    return None
+
+
+def why_not_watched(target: Target) -> str:
+    return f"the suite did not start this container (a {target.kind} target): it has nothing to watch or signal"
