@@ -69,4 +69,4 @@ def after_import(container: str, module: ModuleType) -> None:
     if container == "vllm" and _vllm_url is not None:
         import httpx
 
-        module._client = httpx.AsyncClient(base_url=_vllm_url, timeout=120.0)  # the proxy's timeout
+        module._client = httpx.AsyncClient(base_url=_vllm_url, timeout=120.0)  # type: ignore[attr-defined]  # its timeout
