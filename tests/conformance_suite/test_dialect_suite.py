@@ -25,7 +25,6 @@ from bidi_tts_conformance.model import CaseResult, Verdict
 from bidi_tts_conformance.runner import run_case
 from bidi_tts_conformance.targets import Target
 from tests.toys.good import ServerThread, ToyConfig
-from tests.toys.omni_good import OmniToy, TextOnlyOmniToy
 from tests.toys.omni_broken import (
     OmniBase64AudioToy,
     OmniBaseToy,
@@ -34,6 +33,7 @@ from tests.toys.omni_broken import (
     OmniNoAudioDoneToy,
     OmniTextOnlyToy,
 )
+from tests.toys.omni_good import OmniToy, TextOnlyOmniToy
 
 ROOT = Path(__file__).resolve().parents[2]
 OMNI = Options(silence=1.5, case_timeout=30.0, dialect="vllm-omni")
