@@ -11,7 +11,7 @@ is done here, at bundle time:
 - ``model.pack``: the int8 ONNX model, packed to 58.8 MB (:mod:`gpu_bundle_pack`), rebuilt byte for
   byte there and converted by the project's own ``reference_container/torch_weights.py``;
 - ``manifest.json``: the sha256 of the rebuilt state dict's tensors (the converter's output here),
-  the benchmark corpus as misaki's phonemes (gpu_bench's four sentences and the sentences of
+  the benchmark corpus as misaki's phonemes (bench/gpu_corpus.py's four sentences and those of
   ``bidi_tts_loadtest/answers.txt``), the probes (sentences at the corpus's length quantiles), and
   the check sentence with its duration on the ONNX route (onnxruntime, here);
 - ``voices.npz``: a few voice packs, only the rows the corpus can index (style = ``pack[len - 1]``);
@@ -106,7 +106,7 @@ def vendor_kokoro(target: Path) -> None:
 
 
 def corpus_texts() -> list[str]:
-    from bench.gpu_bench import SENTENCES
+    from bench.gpu_corpus import SENTENCES
     from bidi_tts.chunker import IncrementalSentenceChunker
     from bidi_tts_loadtest.corpus import load_answers
 
