@@ -3,9 +3,10 @@
 Built like the kokoro-sample session (reference_container.ws_session): a *reader* takes every frame off
 the socket at once with `websocket.receive()`, TEXT and BINARY alike: SageMaker delivers client parts
 as BINARY (vLLM-Omni's own handler reads text frames only, the defect this session must not have),
-and a *processor* handles messages strictly in order. Each spoken unit (a flush, a sentence or a clause, by `split_granularity`) goes through the same scheduler
-and synthesizer as a kokoro message (reference_container.streaming.message_audio) and is framed as
-audio.start, binary audio, audio.done; each `input.done` ends with session.done.
+and a *processor* handles messages strictly in order. Each spoken unit (a flush, a sentence or a
+clause, by `split_granularity`) goes through the same scheduler and synthesizer as a kokoro message
+(reference_container.streaming.message_audio) and is framed as audio.start, binary audio,
+audio.done; each `input.done` ends with session.done.
 """
 
 from __future__ import annotations
