@@ -42,7 +42,11 @@ async def ping_means_ready(ctx: CaseContext) -> Outcome:
         return not_judged(f"/ping failed ({type(exc).__name__}): health.ping.1's subject")
     if status != 200:
         return not_judged(f"/ping answered {status}, not ready: health.ping.1's subject")
-    conv = await ctx.conversation()
+    try:
+        conv = await ctx.conversation()
+    except CaseFailed as exc:  # no session at all: the route or the handshake, not the health check
+        return not_judged(f"{exc.detail}: health.accept.1's subject (SM-ACCEPT, SM-WS-PATH), so nothing shows "
+                          "whether a ready container can synthesize")
     try:
         reply = await conv.say(TINY, lenient=True)
     except CaseFailed as exc:

@@ -23,6 +23,7 @@ from bidi_tts_conformance.runner import SuiteRunner, run_case
 from bidi_tts_conformance.targets import Target, wait_ready
 from tests.toys import sample_defects as toys
 from tests.toys.good import ServerThread, ToyContainer
+from tests.toys.omni_good import OmniToy
 
 FAST = Options(silence=1.5, case_timeout=30.0)
 
@@ -189,3 +190,21 @@ def test_in_a_run_the_lying_ping_is_blamed_once_on_sm_ping_not_on_the_ws_path() 
     assert "/ping answered 200 (ready) while the container cannot synthesize" in results["health.ping.ready.1"].detail
     assert results["health.path.1"].verdict is Verdict.NOT_JUDGED, results["health.path.1"].detail
     assert "see health.ping.ready.1" in results["health.path.1"].detail
+
+
+def test_sigterm_with_no_synthesis_running_is_not_judged_even_when_the_container_exits(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stop, "SENTENCE", "")  # a blank message: refused at once, so nothing is being made
+    with launched() as target:
+        result = run_case(REGISTRY["stop.sigterm.1"], target, FAST)
+    assert result.verdict is Verdict.NOT_JUDGED, result.detail
+    assert "SIGTERM came with no synthesis running" in result.detail
+
+
+def test_a_ready_ping_with_no_session_at_all_is_not_blamed_on_sm_ping() -> None:
+    # /ping 200, and no WebSocket on the kokoro-sample route
+
+    with ServerThread(OmniToy().app()) as server:
+        result = run_case(REGISTRY["health.ping.ready.1"], Target(kind="url", base_url=server.url), FAST)
+    assert result.verdict is Verdict.NOT_JUDGED, result.detail
+    assert "cannot open a session" in result.detail and "health.accept.1's subject" in result.detail
