@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from bidi_tts_conformance.targets import Target
+from bidi_tts_conformance.targets import DockerTarget, Target
 
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 
@@ -76,14 +76,11 @@ class DockerContainer:
 
 def watched(target: Target) -> Watched | None:
     """The container the suite started, to watch and signal; None when it did not start one."""
-    pid = getattr(target, "pid", None)
+    pid = getattr(target, "pid", None)  # ProcessTarget's, and the tests' own process targets'
     if target.kind == "process" and isinstance(pid, int):
         return LocalProcess(pid)
-    # DockerTarget keeps testcontainers' container as _container (targets.py); its docker-py object:
-    started = getattr(target, "_container", None) if target.kind == "docker" else None
-    if started is not None:
-        return DockerContainer(started.get_wrapped_container())
-    return None
+    running = target.running_container if isinstance(target, DockerTarget) else None
+    return DockerContainer(running) if running is not None else None
 
 
 def why_not_watched(target: Target) -> str:

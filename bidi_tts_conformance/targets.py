@@ -191,6 +191,11 @@ class DockerTarget(Target):
             self.stop()
             raise
 
+    @property
+    def running_container(self) -> Any:
+        """docker-py's Container while it runs, else None (for resource probes and signals)."""
+        return self._container.get_wrapped_container() if self._container is not None else None
+
     def _log_tail(self, lines: int = 5) -> str:
         try:
             out, err = self._container.get_logs()
