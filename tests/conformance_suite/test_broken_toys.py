@@ -378,15 +378,9 @@ def _served(toy: Toy, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterat
 
 @contextmanager
 def _sagemaker_target(upstream: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Target]:
-    from tests.sagemaker.helpers import start_gateway
+    from tests.sagemaker.helpers import start_gateway, use_dummy_aws_credentials
 
-    for name, value in (("AWS_ACCESS_KEY_ID", "AKIDEXAMPLETESTONLY"), ("AWS_SECRET_ACCESS_KEY", "not-real"),
-                        ("AWS_CONFIG_FILE", str(tmp_path / "none")),
-                        ("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none")),
-                        ("AWS_EC2_METADATA_DISABLED", "true")):
-        monkeypatch.setenv(name, value)
-    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL"):
-        monkeypatch.delenv(name, raising=False)
+    use_dummy_aws_credentials(monkeypatch, tmp_path)
     with start_gateway(upstream, tmp_path / "certs") as gateway:
         yield SageMakerEndpointTarget(endpoint_name="toy", endpoint_url=gateway.url, ca_file=gateway.ca_file)
 

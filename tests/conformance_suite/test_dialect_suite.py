@@ -155,13 +155,9 @@ def test_an_unknown_dialect_is_a_usage_error() -> None:
 
 @pytest.fixture
 def aws_stand_in_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    for name, value in (("AWS_ACCESS_KEY_ID", "AKIDEXAMPLETESTONLY"), ("AWS_SECRET_ACCESS_KEY", "not-real"),
-                        ("AWS_CONFIG_FILE", str(tmp_path / "none")),
-                        ("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none")),
-                        ("AWS_EC2_METADATA_DISABLED", "true")):
-        monkeypatch.setenv(name, value)
-    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL"):
-        monkeypatch.delenv(name, raising=False)
+    from tests.sagemaker.helpers import use_dummy_aws_credentials
+
+    use_dummy_aws_credentials(monkeypatch, tmp_path)
     return tmp_path / "certs"
 
 

@@ -9,21 +9,13 @@ import pytest
 
 from bidi_tts.gateway import GatewayThread
 from bidi_tts.transports.sagemaker import SageMakerTarget
-from tests.sagemaker.helpers import start_gateway, target_for
+from tests.sagemaker.helpers import start_gateway, target_for, use_dummy_aws_credentials
 from tests.toys.good import ServerThread, ToyContainer
 
 
 @pytest.fixture(autouse=True)
 def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Dummy credentials through the standard chain; no real AWS config or metadata service."""
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLETESTONLY")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test-secret-not-real")
-    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    use_dummy_aws_credentials(monkeypatch, tmp_path)
 
 
 @pytest.fixture
