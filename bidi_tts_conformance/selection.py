@@ -45,14 +45,23 @@ def select(registry: Registry, globs: Sequence[str] | None = None,
 
 # Cases that may leave a container busy long after they end, when it lacks the clause they check (a text
 # limit, stopping work whose client left, cancel): run last, so that a runaway costs the run at most the
-# cases after it, and those are NOT-JUDGED, not failed (runner.SuiteRunner). Mildest first, except that
-# the text limit's two cases come before the slow reader: a container that neither limits text nor
-# stops work whose client left is still busy with the slow reader's abandoned messages when they would
-# run (the AWS sample, quiet machine: both NOT-JUDGED, the missing limit unreported), while their own
-# verdict comes at once and only the cases after them pay for their runaway.
-# stop.sigterm.1 ends the container: the very last, whatever else is selected.
-RUN_LAST = ("cancel.1", "cancel.queued.1", "close.client.1", "stop.client.1", "errors.text_too_long.1",
-            "robust.size.1", "isolation.slow_reader.1", "isolation.slow_reader.2", "robust.text.3", "stop.sigterm.1")
+# cases after it, and those are NOT-JUDGED, not failed (runner.SuiteRunner). close.client.1 and
+# stop.client.1 first: they name the defect behind every runaway (work that outlives its client), so no
+# runaway may hide them (cancel.1, once before them, leaves 600 characters to a container without cancel).
+# Then mildest first, except that the text limit's two cases come before the ones that abandon long texts:
+# a container that neither limits text nor stops work whose client left is still busy with the slow
+# reader's abandoned messages when they would run (the AWS sample, quiet machine: both NOT-JUDGED, the
+# missing limit unreported), while their own verdict comes at once and only the cases after them pay for
+# their runaway. The long texts, mildest first: frames.long.1 leaves one message of 1,100 characters
+# (about 70 s of speech); isolation.slow_reader.1 three on one session (a container that reads its
+# messages one at a time meets the dropped socket after the first); health.busy.1 three on three sessions,
+# all of which run on; isolation.slow_reader.2 one POST of 3,300. health.busy.1 once ran 21st: the AWS
+# sample's kokoro-cpu, which does not stop abandoned work, stayed busy with its three texts for minutes,
+# and the next 69 cases were NOT-JUDGED (issue 32). stop.sigterm.1 ends the container: the very last,
+# whatever else is selected.
+RUN_LAST = ("close.client.1", "stop.client.1", "cancel.1", "cancel.queued.1", "errors.text_too_long.1",
+            "robust.size.1", "frames.long.1", "isolation.slow_reader.1", "health.busy.1", "isolation.slow_reader.2",
+            "robust.text.3", "stop.sigterm.1")
 
 
 def run_order(cases: Sequence[Case]) -> list[Case]:

@@ -22,9 +22,10 @@ from bidi_tts_conformance.cases.audio import (
     STREAM_SENTENCES,
     STREAM_SLACK_S,
 )
+from bidi_tts_conformance.cases.isolation import ping_ok
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.failures import CaseFailed
-from bidi_tts_conformance.model import Outcome, Requires, case, ok
+from bidi_tts_conformance.model import Outcome, Requires, case, not_judged, ok
 from bidi_tts_conformance.targets import SageMakerEndpointTarget
 
 
@@ -32,38 +33,86 @@ def _endpoint(ctx: CaseContext) -> SageMakerEndpointTarget | None:
     return ctx.target if isinstance(ctx.target, SageMakerEndpointTarget) else None
 
 
-async def _post_raw(ctx: CaseContext, body: bytes) -> tuple[int, str, bytes]:
-    """Status, content type and body of one POST of `body`."""
+BODY_MARGIN_S = 5.0  # of the case's time, kept back to say why no body came before the case timeout ends it
+
+
+class NoBody(Exception):
+    """A reachable container sent no (whole) body within the time allowed: what it did answer, for people."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(detail)
+
+
+def _body_time(ctx: CaseContext, started: float) -> httpx.Timeout:
+    """A container may make its whole answer before sending any of it: the body gets what is left of the
+    case's time, not the silence (whether it streams is post.stream.1's subject); the connection gets the
+    silence."""
+    left = ctx.options.case_timeout - (time.perf_counter() - started) - BODY_MARGIN_S
+    return httpx.Timeout(ctx.options.silence, read=max(ctx.options.silence, left))
+
+
+async def _no_body(ctx: CaseContext, what: str, status: int | None, got: int, quiet_s: float) -> NoBody:
+    """Say what a container that took the POST and then sent nothing (more) did, reachability included."""
+    answered = ("took the connection and the request, then sent nothing, not even the status line" if status is None
+                else f"answered HTTP {status}, then sent " + (f"{got} body bytes and stopped" if got else "no body"))
+    ping = await ping_ok(ctx)
+    reach = "; /ping answered 200" if ping is None else f"; {ping}"
+    return NoBody(f"the container is reachable ({answered}{reach}) but sent {'no more' if got else 'no'} body for "
+                  f"{what} in {quiet_s:.1f} s (what was left of the case's time)")
+
+
+async def _post_raw(ctx: CaseContext, body: bytes, started: float) -> tuple[int, str, bytes]:
+    """Status, content type and body of one POST of `body` (raises NoBody)."""
     if (endpoint := _endpoint(ctx)) is not None:
         answer = await endpoint.post_invocations(body)
         return answer.status, answer.content_type, answer.body
-    response = await ctx.http().post("/invocations", content=body, headers={"Content-Type": "application/json"})
-    return response.status_code, response.headers.get("content-type", ""), response.content
+    status, ctype, data, _, _ = await _fetch(ctx, body, started, f"a POST of {len(body)} bytes")
+    return status, ctype, data
 
 
-async def _post(ctx: CaseContext, body: dict[str, object]) -> tuple[int, str, bytes, float | None, float]:
-    """Status, content type, body, time to first body byte, total time."""
+async def _post(ctx: CaseContext, body: dict[str, object],
+                started: float) -> tuple[int, str, bytes, float | None, float]:
+    """Status, content type, body, time to first body byte, total time (raises NoBody)."""
     if (endpoint := _endpoint(ctx)) is not None:
         answer = await endpoint.post_invocations(json.dumps(body).encode())
         return answer.status, answer.content_type, answer.body, answer.first_s, answer.total_s
+    text = body.get("text")
+    what = f"{len(text)} characters of text" if isinstance(text, str) else "the POST"
+    return await _fetch(ctx, json.dumps(body).encode(), started, what)
+
+
+async def _fetch(ctx: CaseContext, content: bytes, started: float,
+                 what: str) -> tuple[int, str, bytes, float | None, float]:
     start = time.perf_counter()
     first: float | None = None
     data = bytearray()
-    async with ctx.http().stream("POST", "/invocations", content=json.dumps(body),
-                                 headers={"Content-Type": "application/json"}) as response:
-        async for chunk in response.aiter_bytes():
-            if chunk and first is None:
-                first = time.perf_counter() - start
-            data.extend(chunk)
-        return (response.status_code, response.headers.get("content-type", ""), bytes(data), first,
-                time.perf_counter() - start)
+    status: int | None = None
+    allowed = _body_time(ctx, started)
+    try:
+        async with ctx.http().stream("POST", "/invocations", content=content, timeout=allowed,
+                                     headers={"Content-Type": "application/json"}) as response:
+            status = response.status_code
+            async for chunk in response.aiter_bytes():
+                if chunk and first is None:
+                    first = time.perf_counter() - start
+                data.extend(chunk)
+            return (response.status_code, response.headers.get("content-type", ""), bytes(data), first,
+                    time.perf_counter() - start)
+    except httpx.ReadTimeout:
+        raise await _no_body(ctx, what, status, len(data), allowed.read or 0.0) from None
 
 
 @case("post.pcm.1", "POST /invocations returns raw s16le PCM (audio/pcm) by default",
       clauses=["POST-INVOCATIONS", "TTS-AUDIO"], expect="200, audio/pcm, no header, even length, not silent",
       requires=[Requires.INVOCATIONS])
 async def post_pcm(ctx: CaseContext) -> Outcome:
-    status, ctype, data, _, _ = await _post(ctx, {"text": SENTENCE, "voice": ctx.options.voice})
+    try:
+        status, ctype, data, _, _ = await _post(ctx, {"text": SENTENCE, "voice": ctx.options.voice},
+                                                time.perf_counter())
+    except NoBody as exc:
+        return not_judged(f"{exc.detail}: the format cannot be judged without a body (a response made whole "
+                          "before it is sent is post.stream.1's subject)")
     if status != 200:
         raise CaseFailed(f"POST /invocations answered {status}: {data[:120]!r}", expected="200",
                          actual=str(status))
@@ -81,7 +130,11 @@ async def post_pcm(ctx: CaseContext) -> Outcome:
       clauses=["POST-INVOCATIONS"], expect="RIFF/WAVE, PCM 16-bit mono at the rate, sizes 0xFFFFFFFF",
       requires=[Requires.INVOCATIONS])
 async def post_wav(ctx: CaseContext) -> Outcome:
-    status, _, data, _, _ = await _post(ctx, {"text": SHORT, "format": "wav"})
+    try:
+        status, _, data, _, _ = await _post(ctx, {"text": SHORT, "format": "wav"}, time.perf_counter())
+    except NoBody as exc:
+        return not_judged(f"{exc.detail}: the WAV stream cannot be judged without a body (a response made whole "
+                          "before it is sent is post.stream.1's subject)")
     if status != 200:
         raise CaseFailed(f"POST /invocations (wav) answered {status}", expected="200", actual=str(status))
     if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
@@ -114,8 +167,12 @@ async def post_errors(ctx: CaseContext) -> Outcome:
         ("invalid UTF-8", b'{"text": "caf\xc3"}', "invalid_utf8"),
         ("format 'mp3'", json.dumps({"text": SHORT, "format": "mp3"}).encode(), None),
     ]
+    started = time.perf_counter()
     for what, body, code in bad:
-        status, _, answer = await _post_raw(ctx, body)
+        try:
+            status, _, answer = await _post_raw(ctx, body, started)
+        except NoBody as exc:  # bad input must be answered, and at once: no answer in the case's time is none
+            raise CaseFailed(f"{what}: {exc.detail}", expected="400", actual="no answer") from None
         if status != 400:
             raise CaseFailed(f"{what}: HTTP {status}", expected="400", actual=str(status))
         try:
