@@ -66,6 +66,9 @@ class UrlJob:
                 if sample.first_at is None:
                     sample.first_at = time.perf_counter()
                 nbytes += len(chunk)
+            # read1 never closes a Content-Length body after its last byte (a chunked one it does):
+            # read() does, or the keep-alive connection refuses the next request (ResponseNotReady).
+            response.read()
             if not nbytes:
                 sample.error = "no audio"
         except (OSError, http.client.HTTPException):
