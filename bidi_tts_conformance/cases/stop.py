@@ -13,9 +13,11 @@ from bidi_tts.chunker import split_sentences
 from bidi_tts_conformance.cases._util import SENTENCE
 from bidi_tts_conformance.cases.frames import long_text
 from bidi_tts_conformance.context import CaseContext
+from bidi_tts_conformance.driver import Conversation
 from bidi_tts_conformance.failures import CaseFailed
 from bidi_tts_conformance.model import Outcome, case, not_judged, ok
 from bidi_tts_conformance.process_probe import Watched, watched, why_not_watched
+from bidi_tts_conformance.reply import Reply
 
 ABANDONED_CHARS = 1_100
 SETTLE_S = 1.0  # at least; a good container may finish the sentence in progress when its client leaves
@@ -26,36 +28,56 @@ GRACE_S = 30.0  # SageMaker sends SIGKILL this long after SIGTERM
 
 @dataclass(frozen=True, slots=True)
 class _Left:
-    """A message the client left at its first audio."""
+    """A message the client left, unmade, at the first audio of a one-sentence lead message."""
 
-    first_s: float  # seconds to that first audio
-    to_come: int  # sentences still to come
-    busy_share: float  # of a core, while the container made that first audio (the meter's own check)
+    first_s: float  # seconds to the lead's first audio: one sentence's pace
+    to_come: int  # sentences of the left message
+    busy_share: float  # of a core, while the container made the lead (the meter's own check)
 
 
-async def _leave_mid_message(ctx: CaseContext, box: Watched, text: str) -> _Left | None:
-    """Send `text`, leave at its first audio; None when the message had ended by then."""
-    conv = await ctx.conversation(patience=len(split_sentences(text)) / 2)
-    cpu_sent = await asyncio.to_thread(box.cpu_seconds)
-    rid = await conv.synthesize(text)
-    reply = conv.replies[rid]
-    await conv.pump_until(lambda: bool(reply.audio) or reply.record.done)
-    cpu_first = await asyncio.to_thread(box.cpu_seconds)
+def _refused(reply: Reply, text: str) -> None:
     if reply.error is not None:
         raise CaseFailed(f"a {len(text)}-character message was refused with error {reply.error.code or '(no code)'}",
                          expected="synthesis", actual=f"error {reply.error.code or '(no code)'}")
-    first = (reply.record.first_audio_at or time.perf_counter()) - reply.record.sent_at
-    done = reply.record.done
+
+
+async def _send_behind_a_lead(conv: Conversation, text: str) -> tuple[Reply, Reply]:
+    """Send one sentence, then `text` on the same session; return at the sentence's first audio.
+
+    The lead makes "mid-synthesis" true whatever the container's frames: one that sends a whole
+    message as one frame at its end (the AWS sample's kokoro-cpu) gives a message's first audio only
+    when its work is done, so leaving at `text`'s own first audio would leave nothing behind."""
+    lead = conv.replies[await conv.synthesize(SENTENCE)]
+    left = conv.replies[await conv.synthesize(text)]
+    await conv.pump_until(lambda: bool(lead.audio) or lead.record.done or left.record.done)
+    return lead, left
+
+
+def _unmade(reply: Reply) -> bool:
+    return not reply.audio and not reply.record.done
+
+
+async def _leave_mid_message(ctx: CaseContext, box: Watched, text: str) -> _Left | None:
+    """Leave with `text` queued behind a lead sentence; None when `text` had begun to arrive by then."""
+    conv = await ctx.conversation(patience=len(split_sentences(text)) / 2)
+    cpu_sent = await asyncio.to_thread(box.cpu_seconds)
+    lead, left = await _send_behind_a_lead(conv, text)
+    _refused(lead, SENTENCE)
+    _refused(left, text)
+    cpu_first = await asyncio.to_thread(box.cpu_seconds)
+    first = (lead.record.first_audio_at or time.perf_counter()) - lead.record.sent_at
+    unmade = _unmade(left)
     await conv.close()
-    if done:
+    if not unmade:
         return None
     busy = (cpu_first - cpu_sent) / max(first, 1e-3) if cpu_sent is not None and cpu_first is not None else 0.0
-    return _Left(first, len(split_sentences(text)) - 1, busy)
+    return _Left(first, len(split_sentences(text)), busy)
 
 
 @case("stop.client.1", "a message whose client left mid-synthesis stops being made: the CPU goes quiet",
       clauses=["TTS-SESSION", "TTS-ISOLATION"],
-      expect=f"the client leaves at the first audio of {ABANDONED_CHARS} characters; {SETTLE_S:g} s (or one sentence's "
+      expect=f"the client sends one sentence, then {ABANDONED_CHARS} characters, and leaves at the sentence's first "
+             f"audio; {SETTLE_S:g} s (or one sentence's "
              "time, if longer) later the "
              f"container uses under {IDLE_CPU_SHARE:.0%} of a core over {SAMPLE_S:g} s; NOT-JUDGED when the suite "
              "did not start a local process for it (url, sagemaker, docker) or the message would have ended before the "
@@ -69,7 +91,8 @@ async def abandoned_work(ctx: CaseContext) -> Outcome:
                           f"{SAMPLE_S:g} s window (the reference read 0% once and 65% the next time)")
     left = await _leave_mid_message(ctx, box, long_text(ABANDONED_CHARS))
     if left is None:
-        return not_judged("the message had ended by its first audio: the client could not leave mid-synthesis")
+        return not_judged("the long message's audio had begun by the lead sentence's first audio: the client could "
+                          "not leave it unmade")
     first, to_come = left.first_s, left.to_come
     due = first * to_come  # what the rest would take at the first sentence's pace
     settle = max(SETTLE_S, first)  # the sentence in progress, at the first one's pace
@@ -77,7 +100,7 @@ async def abandoned_work(ctx: CaseContext) -> Outcome:
         return not_judged(f"the rest of the message ({to_come} sentences at {first * 1000:.0f} ms each) would "
                           f"have ended before the measurement ({settle + SAMPLE_S:.1f} s): no situation to judge")
     if left.busy_share <= 0.0:  # a quiet CPU after the client left would say nothing
-        return not_judged(f"the container's CPU time did not move while it made the first audio ({first:.2f} s): "
+        return not_judged(f"the container's CPU time did not move while it made the lead sentence ({first:.2f} s): "
                           "the meter sees none of its work")
     await asyncio.sleep(settle)
     before, start = await asyncio.to_thread(box.cpu_seconds), time.perf_counter()
@@ -88,7 +111,7 @@ async def abandoned_work(ctx: CaseContext) -> Outcome:
                          expected="the container keeps running", actual="exited")
     share = (after - before) / took
     shown = (f"{share:.0%} of a core over {took:.1f} s, {settle:.1f} s after the client left with {to_come} "
-             f"sentences (about {due:.1f} s of work) still to come ({left.busy_share:.0%} while it made the first)")
+             f"sentences (about {due:.1f} s of work) unmade ({left.busy_share:.0%} while it made the lead sentence)")
     if share > IDLE_CPU_SHARE:
         raise CaseFailed(f"work outlived its client: with no session open the container used {shown}: the "
                          "abandoned message is still being made", expected=f"under {IDLE_CPU_SHARE:.0%} of a core",
@@ -98,9 +121,11 @@ async def abandoned_work(ctx: CaseContext) -> Outcome:
 
 @case("stop.sigterm.1", "SIGTERM mid-synthesis: the container exits within SageMaker's grace period",
       clauses=["SM-STOP"],
-      expect=f"the process exits within {GRACE_S:g} s of a SIGTERM sent at a 2-sentence message's first audio (the "
+      expect=f"the process exits within {GRACE_S:g} s of a SIGTERM sent at a lead sentence's first audio, a "
+             "2-sentence message queued behind it (the "
              "platform then sends SIGKILL); NOT-JUDGED when the suite did not start the container (url, "
-             "sagemaker) or the message had ended before SIGTERM. Ends the container: the last case of a run")
+             "sagemaker) or the queued message had begun to arrive before SIGTERM. Ends the container: the last "
+             "case of a run")
 async def sigterm(ctx: CaseContext) -> Outcome:
     box = watched(ctx.target)
     if box is None:
@@ -108,9 +133,8 @@ async def sigterm(ctx: CaseContext) -> Outcome:
     # A short message: a good container may finish it before it exits (the reference drains its
     # sessions), and the run should not wait for a long one.
     conv = await ctx.conversation(patience=2)
-    reply = conv.replies[await conv.synthesize(SENTENCE + " " + SENTENCE)]
-    await conv.pump_until(lambda: bool(reply.audio) or reply.record.done)
-    mid = not reply.record.done
+    lead, queued = await _send_behind_a_lead(conv, SENTENCE + " " + SENTENCE)
+    mid = lead.error is None and queued.error is None and _unmade(queued)
     await asyncio.to_thread(box.terminate)
     sent = time.perf_counter()
     reader = asyncio.create_task(conv.pump_until(lambda: False, total=GRACE_S))  # the session's end, if any
@@ -126,7 +150,8 @@ async def sigterm(ctx: CaseContext) -> Outcome:
                          "platform would SIGKILL it, cutting every session without a close",
                          expected=f"exit within {GRACE_S:g} s", actual=f"still running after {took:.1f} s")
     if not mid:  # an idle container that exits says nothing of one stopped mid-synthesis
-        return not_judged(f"the message had ended by its first audio, so SIGTERM came with no synthesis running "
+        return not_judged(f"the queued message was answered (or refused) by the lead's first audio, so SIGTERM came "
+                          f"with no synthesis running "
                           f"(the container exited {took:.2f} s later)")
     return ok(f"exited {took:.2f} s after SIGTERM (sent {when})")
 

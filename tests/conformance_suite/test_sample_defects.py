@@ -155,6 +155,16 @@ def test_work_that_outlives_its_client_is_named() -> None:
     assert fine.verdict is Verdict.OK, fine.detail
 
 
+def test_work_that_outlives_its_client_is_named_when_a_message_comes_as_one_frame() -> None:
+    """kokoro-cpu's shape: the whole message in one frame at its end. Leaving at the long message's own
+    first audio left nothing behind (stop.client.1 said OK, "0% of a core ... 43.6 s after the client
+    left"); leaving at a lead sentence's audio leaves the long message queued, and the toy makes it."""
+    with launched("--runaway", "--whole") as target:
+        bad = run_case(REGISTRY["stop.client.1"], target, FAST)
+    assert bad.verdict is Verdict.FAILED, bad.detail
+    assert PROCESS_PROOFS["stop.client.1"] in bad.detail and "unmade" in bad.detail
+
+
 def test_a_container_that_ignores_sigterm_fails_and_one_that_exits_passes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stop, "GRACE_S", 2.0)  # SageMaker's 30 s, shortened for the test
     with launched("--runaway") as target:

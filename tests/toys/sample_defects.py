@@ -201,13 +201,17 @@ class LockedPostToy(ToyContainer):
 class BurningToy(ToyContainer):
     """A process toy whose model burns the CPU (0.2 s of busy work a sentence, in a thread). With
     `runaway`, the model goes on to a message's end after its client has left (the sample's defect);
-    otherwise it stops at the sentence in progress."""
+    otherwise it stops at the sentence in progress. With `whole`, a message is made in one go and sent
+    as ONE frame at its end (kokoro-cpu's `run_in_executor` then `send_bytes`): its first audio comes
+    when its work is done, and the next message queued on the session is made whether its client
+    is still there or not."""
 
     BURN_S = 0.2
 
-    def __init__(self, runaway: bool) -> None:
+    def __init__(self, runaway: bool, whole: bool = False) -> None:
         super().__init__(ToyConfig())
         self.runaway = runaway
+        self.whole = whole
 
     @staticmethod
     def _burn(seconds: float) -> None:
@@ -219,6 +223,14 @@ class BurningToy(ToyContainer):
         gone = False
         with contextlib.suppress(Exception):
             await ws.send_text(protocol.synthesis_start(request.request_id, request.sample_rate))
+        if self.whole:
+            sentences = split_sentences(request.text) or [request.text]
+            await asyncio.to_thread(self._burn, self.BURN_S * len(sentences))
+            chunk = tone(len(request.text) * self.config.audio_s_per_char, request.sample_rate)
+            with contextlib.suppress(Exception):  # the client left: nothing to tell it
+                await ws.send_bytes(chunk)
+                await ws.send_text(protocol.synthesis_complete(request.request_id, len(chunk), request.sample_rate))
+            return
         total = 0
         for sentence in split_sentences(request.text) or [request.text]:
             if gone and not self.runaway:
@@ -235,15 +247,17 @@ class BurningToy(ToyContainer):
 
 
 def main() -> None:
-    """Run BurningToy as a process: `--runaway` keeps abandoned work going and ignores SIGTERM."""
+    """Run BurningToy as a process: `--runaway` keeps abandoned work going and ignores SIGTERM; `--whole`
+    sends each message as one frame at its end."""
     parser = argparse.ArgumentParser(description="Run a process toy of tests/toys/sample_defects.py.")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--runaway", action="store_true")
+    parser.add_argument("--whole", action="store_true", help="each message made in one go, sent as one frame")
     args = parser.parse_args()
     if args.runaway:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the defect: SIGTERM is ignored
     # The server in a thread installs no signal handlers: SIGTERM's default (exit) holds for the good toy.
-    with ServerThread(BurningToy(args.runaway).app(), port=args.port):
+    with ServerThread(BurningToy(args.runaway, args.whole).app(), port=args.port):
         while True:
             time.sleep(1)
 
