@@ -12,8 +12,15 @@ already running instead: the AWS sample's own serve.py (its model call served by
 the reference container, one after the other on the same machine, for issue 23's before/after. It
 prints the same lines, with the verdict counts.
 
+With --sample-dir DIR --container NAME (or --reference) it starts the container itself, as a child
+process on a free port (bench/sample_target.py), so the cases that watch or signal the container
+(stop.client.1, stop.sigterm.1) judge it; it stops the container at the end (SIGTERM, SIGKILL after
+15 s; also on Ctrl-C and on errors) and prints how it ended and where its output went.
+
     uv run python bench/bench_sample.py [--only sample|good] [--json OUT]
     uv run python bench/bench_sample.py --url http://127.0.0.1:8080 --name sample [--no-content] [--json OUT]
+    uv run python bench/bench_sample.py --sample-dir DIR --container kokoro-cpu [--port P] [--log FILE] [--no-content]
+    uv run python bench/bench_sample.py --reference [--port P] [--log FILE] [--no-content]
 """
 
 from __future__ import annotations
@@ -22,12 +29,17 @@ import argparse
 import fnmatch
 import json
 import logging
+import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
+from types import FrameType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import sample_target
+from bidi_tts.exit_codes import RUN_FAILED, UNREACHABLE, USAGE, Parser
 from bidi_tts_conformance import selection
 from bidi_tts_conformance.cases import REGISTRY
 from bidi_tts_conformance.context import Options
@@ -64,9 +76,35 @@ def run(name: str, toy: ToyContainer) -> dict[str, object]:
         return run_url(name, server.url)
 
 
+def _progress(line: str) -> None:
+    print(f"  [{line}]", flush=True)
+
+
 def run_url(name: str, url: str, *, content: bool = False) -> dict[str, object]:
-    runner = SuiteRunner(Target(kind="url", base_url=url), Options(), progress=lambda line: print(f"  [{line}]",
-                                                                                                  flush=True))
+    return run_target(name, Target(kind="url", base_url=url), content=content)
+
+
+def run_started(name: str, target: sample_target.ChildProcessTarget, *, content: bool = False) -> dict[str, object]:
+    """Start `target`, run the suite on it, stop it whatever happens (also Ctrl-C and SIGTERM)."""
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    try:
+        target.start(_progress)
+        row = run_target(name, target, content=content)
+    finally:
+        target.stop()
+        signal.signal(signal.SIGTERM, previous)
+        print(f"  [{name}: the container {target.ended}; its output: {target.log_path}]", flush=True)
+    row["stopped"] = target.ended
+    row["log"] = str(target.log_path)
+    return row
+
+
+def _interrupted(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # so the finally that stops the container runs
+
+
+def run_target(name: str, target: Target, *, content: bool = False) -> dict[str, object]:
+    runner = SuiteRunner(target, Options(), progress=_progress)
     started = time.perf_counter()
     results: list[CaseResult] = []
     for case in ordered(content):
@@ -90,28 +128,68 @@ def run_url(name: str, url: str, *, content: bool = False) -> dict[str, object]:
     }
 
 
+def started_target(args: argparse.Namespace) -> sample_target.ChildProcessTarget:
+    """The --sample-dir/--container or --reference container, checked but not yet started (StartError)."""
+    port = sample_target.usable_port(args.port)
+    if args.reference:
+        command = sample_target.reference_command(port)
+    else:
+        command = sample_target.sample_command(args.sample_dir, args.container, port)
+    name = "reference" if args.reference else args.container
+    log = args.log or Path(tempfile.mkdtemp(prefix="bench-sample-")) / f"{name}.log"
+    return sample_target.ChildProcessTarget(command=command, port=port, log_path=log)
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = Parser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--only", choices=("sample", "good"), default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
     parser.add_argument("--url", default=None, help="run against this running container instead of the toys")
     parser.add_argument("--name", default="container", help="what to call the --url container in the output")
-    parser.add_argument("--no-content", action="store_true", help="with --url: leave out content.* (speech)")
+    parser.add_argument("--no-content", action="store_true",
+                        help="with --url, --container or --reference: leave out content.* (speech)")
+    parser.add_argument("--sample-dir", type=Path, default=None, help="the fetched AWS sample (repository root)")
+    parser.add_argument("--container", default=None, help="start this sample container: kokoro, kokoro-cpu, "
+                        "chatterbox or vllm (with --sample-dir)")
+    parser.add_argument("--reference", action="store_true", help="start the reference container")
+    parser.add_argument("--port", type=int, default=None, help="with --container/--reference: serve here "
+                        "(default: a free port)")
+    parser.add_argument("--log", type=Path, default=None, help="with --container/--reference: the container's "
+                        "output goes here (default: a new temporary file, named in the output)")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
+    started = args.reference or args.container is not None or args.sample_dir is not None
+    if args.url is not None and started:
+        parser.error("give one of --url, --sample-dir with --container, or --reference")
+    if args.reference and (args.container is not None or args.sample_dir is not None):
+        parser.error("--reference takes no --sample-dir or --container")
+    if not args.reference and (args.container is None) != (args.sample_dir is None):
+        parser.error("--sample-dir and --container go together")
     rows = []
+    if started:
+        try:
+            target = started_target(args)
+            rows.append(run_started(args.name if args.name != "container" else target_name(args), target,
+                                    content=not args.no_content))
+        except sample_target.StartError as exc:
+            print(f"bench_sample: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except KeyboardInterrupt:
+            print("bench_sample: interrupted (the container was stopped)", file=sys.stderr)
+            return RUN_FAILED
     if args.url is not None:
         url = args.url.rstrip("/")
         if not url.startswith(("http://", "https://")):
             print(f"bench_sample: --url {args.url!r} is not an http:// URL", file=sys.stderr)
-            return 4
+            return USAGE
         if ping_status(url) is None:
             print(f"bench_sample: nothing answers at {url}/ping (start the container first)", file=sys.stderr)
-            return 69
+            return UNREACHABLE
         rows.append(run_url(args.name, url, content=not args.no_content))
-    if args.url is None and args.only in (None, "good"):
+    toys = args.url is None and not started
+    if toys and args.only in (None, "good"):
         rows.append(run("good (same pace)", SampleLikeGoodToy()))
-    if args.url is None and args.only in (None, "sample"):
+    if toys and args.only in (None, "sample"):
         rows.append(run("sample-like", AwsSampleToy()))
     for row in rows:
         print(f"== {row['container']}: {row['seconds']} s, {row['cases']} cases, {len(row['failed'])} failed; "  # type: ignore[arg-type]
@@ -124,15 +202,22 @@ def main() -> int:
         print(f"   failed for a busy container: {row['busy_failures']}")
         print(f"   not judged: {row['not_judged']}")
         print(f"   slowest cases (s): {row['slowest']}")
+        if "stopped" in row:
+            print(f"   at the end the container {row['stopped']}; its output: {row['log']}")
         for cid, detail in row["details"].items():  # type: ignore[attr-defined]
             print(f"     {cid}: {detail}")
         for cid, detail in row["not_judged_details"].items():  # type: ignore[attr-defined]
             print(f"     {cid} (NOT-JUDGED): {detail}")
     if len(rows) == 2:
-        print(f"time ratio sample/good: {rows[1]['seconds'] / max(rows[0]['seconds'], 0.1):.1f}x")  # type: ignore[operator]
+        good_s, sample_s = float(rows[0]["seconds"]), float(rows[1]["seconds"])  # type: ignore[arg-type]
+        print(f"time ratio sample/good: {sample_s / max(good_s, 0.1):.1f}x")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
     return 0
+
+
+def target_name(args: argparse.Namespace) -> str:
+    return "reference" if args.reference else str(args.container)
 
 
 if __name__ == "__main__":
