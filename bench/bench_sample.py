@@ -124,6 +124,7 @@ def run_target(name: str, target: Target, *, content: bool = False) -> dict[str,
         "busy_failures": sorted(cid for cid, r in failed.items() if "still busy" in r.detail),
         "details": {cid: r.detail[:240] for cid, r in failed.items()},
         "not_judged_details": {r.case.id: r.detail[:240] for r in results if r.verdict is Verdict.NOT_JUDGED},
+        "stop_details": {r.case.id: f"{r.verdict.value}: {r.detail[:400]}" for r in results if r.case.group == "stop"},
         "slowest": [(r.case.id, round(r.duration_s, 1)) for r in sorted(results, key=lambda r: -r.duration_s)[:8]],
     }
 
@@ -208,6 +209,8 @@ def main() -> int:
             print(f"     {cid}: {detail}")
         for cid, detail in row["not_judged_details"].items():  # type: ignore[attr-defined]
             print(f"     {cid} (NOT-JUDGED): {detail}")
+        for cid, detail in row["stop_details"].items():  # type: ignore[attr-defined]
+            print(f"   {cid}, whatever its verdict: {detail}")
     if len(rows) == 2:
         good_s, sample_s = float(rows[0]["seconds"]), float(rows[1]["seconds"])  # type: ignore[arg-type]
         print(f"time ratio sample/good: {sample_s / max(good_s, 0.1):.1f}x")

@@ -134,13 +134,17 @@ class ChildProcessTarget(Target):
 def _end(proc: subprocess.Popen[bytes], grace_s: float) -> str:
     code = proc.poll()
     if code is not None:
-        return f"had already exited (code {code})"
+        return f"had already {_how(code)}"
     proc.send_signal(signal.SIGTERM)
     sent = time.monotonic()
     try:
         code = proc.wait(timeout=grace_s)
-        return f"exited (code {code}) {time.monotonic() - sent:.1f} s after SIGTERM"
+        return f"{_how(code)} {time.monotonic() - sent:.1f} s after SIGTERM"
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(timeout=5)
         return f"still running {grace_s:g} s after SIGTERM: killed with SIGKILL"
+
+
+def _how(code: int) -> str:
+    return f"ended by signal {-code}" if code < 0 else f"exited (code {code})"
