@@ -65,8 +65,9 @@ def _about(case_id: str, globs: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(case_id, g) for g in globs)
 
 
-def ordered(content: bool = False) -> list:
-    cases = [c for c in REGISTRY if content or c.group != "content"]
+def ordered(content: bool = False, only: tuple[str, ...] = ()) -> list:
+    """The cases in the plugin's order; with `only`, those whose id matches one of its globs."""
+    cases = [c for c in REGISTRY if (content or c.group != "content") and (not only or _about(c.id, only))]
     order = getattr(selection, "run_order", None)  # the plugin's order, where the suite has one
     return order(cases) if order else cases
 
@@ -80,16 +81,17 @@ def _progress(line: str) -> None:
     print(f"  [{line}]", flush=True)
 
 
-def run_url(name: str, url: str, *, content: bool = False) -> dict[str, object]:
-    return run_target(name, Target(kind="url", base_url=url), content=content)
+def run_url(name: str, url: str, *, content: bool = False, only: tuple[str, ...] = ()) -> dict[str, object]:
+    return run_target(name, Target(kind="url", base_url=url), content=content, only=only)
 
 
-def run_started(name: str, target: sample_target.ChildProcessTarget, *, content: bool = False) -> dict[str, object]:
+def run_started(name: str, target: sample_target.ChildProcessTarget, *, content: bool = False,
+                only: tuple[str, ...] = ()) -> dict[str, object]:
     """Start `target`, run the suite on it, stop it whatever happens (also Ctrl-C and SIGTERM)."""
     previous = signal.signal(signal.SIGTERM, _interrupted)
     try:
         target.start(_progress)
-        row = run_target(name, target, content=content)
+        row = run_target(name, target, content=content, only=only)
     finally:
         target.stop()
         signal.signal(signal.SIGTERM, previous)
@@ -103,11 +105,11 @@ def _interrupted(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # so the finally that stops the container runs
 
 
-def run_target(name: str, target: Target, *, content: bool = False) -> dict[str, object]:
+def run_target(name: str, target: Target, *, content: bool = False, only: tuple[str, ...] = ()) -> dict[str, object]:
     runner = SuiteRunner(target, Options(), progress=_progress)
     started = time.perf_counter()
     results: list[CaseResult] = []
-    for case in ordered(content):
+    for case in ordered(content, only):
         results.append(result := runner.run(case))
         print(f"  {case.id:<28} {result.verdict.value:<13} {result.duration_s:6.1f} s", flush=True)
     seconds = time.perf_counter() - started
@@ -157,7 +159,11 @@ def main() -> int:
                         "(default: a free port)")
     parser.add_argument("--log", type=Path, default=None, help="with --container/--reference: the container's "
                         "output goes here (default: a new temporary file, named in the output)")
+    parser.add_argument("--cases", nargs="+", default=[], metavar="GLOB", help="with --url, --container or "
+                        "--reference: run only the cases whose id matches (e.g. 'stop.*'), in the suite's order")
     args = parser.parse_args()
+    if args.cases and not ordered(True, tuple(args.cases)):
+        parser.error(f"--cases {' '.join(args.cases)} selects no case")
     logging.disable(logging.WARNING)
     started = args.reference or args.container is not None or args.sample_dir is not None
     if args.url is not None and started:
@@ -171,7 +177,7 @@ def main() -> int:
         try:
             target = started_target(args)
             rows.append(run_started(args.name if args.name != "container" else target_name(args), target,
-                                    content=not args.no_content))
+                                    content=not args.no_content, only=tuple(args.cases)))
         except sample_target.StartError as exc:
             print(f"bench_sample: {exc}", file=sys.stderr)
             return exc.exit_code
@@ -186,7 +192,7 @@ def main() -> int:
         if ping_status(url) is None:
             print(f"bench_sample: nothing answers at {url}/ping (start the container first)", file=sys.stderr)
             return UNREACHABLE
-        rows.append(run_url(args.name, url, content=not args.no_content))
+        rows.append(run_url(args.name, url, content=not args.no_content, only=tuple(args.cases)))
     toys = args.url is None and not started
     if toys and args.only in (None, "good"):
         rows.append(run("good (same pace)", SampleLikeGoodToy()))

@@ -60,6 +60,7 @@ def test_an_unknown_container_and_option_mixes_are_usage_errors(tmp_path: Path) 
     _one_line_exit_4(_bench_sample("--reference", "--container", "kokoro"), "--reference takes no")
     _one_line_exit_4(_bench_sample("--container", "kokoro"), "go together")
     _one_line_exit_4(_bench_sample("--url", "http://127.0.0.1:1", "--reference"), "give one of")
+    _one_line_exit_4(_bench_sample("--reference", "--cases", "nope.*"), "selects no case")
 
 
 def test_a_busy_port_is_one_line_and_exit_4() -> None:
