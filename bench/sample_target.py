@@ -24,9 +24,11 @@ from bench.sample_standins import onnx_model, prepare
 from bidi_tts.exit_codes import RUN_FAILED, USAGE
 from bidi_tts.local_container import free_port, start_command
 from bidi_tts_conformance.ping_log import PingLog
+from bidi_tts_conformance.process_probe import LocalProcess
 from bidi_tts_conformance.targets import READY_TIMEOUT_S, Progress, Target, wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
+ZOMBIE_WAIT_S = 5.0
 STOP_GRACE_S = 15.0  # SIGTERM, then SIGKILL this long after (SageMaker waits 30 s; the bench need not)
 
 
@@ -133,6 +135,13 @@ class ChildProcessTarget(Target):
 
 def _end(proc: subprocess.Popen[bytes], grace_s: float) -> str:
     code = proc.poll()
+    if code is None and LocalProcess(proc.pid).has_exited():
+        # Its main thread is a zombie: the process is dying (a large one takes a moment to tear down
+        # its other threads and memory) and cannot be reaped until it is gone.
+        try:
+            code = proc.wait(timeout=ZOMBIE_WAIT_S)
+        except subprocess.TimeoutExpired:
+            pass  # not dying after all: stop it as any other
     if code is not None:
         return f"had already {_how(code)}"
     proc.send_signal(signal.SIGTERM)

@@ -8,9 +8,11 @@ needs the fetched sample and the model: the last test, run only with BENCH_SAMPL
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -102,6 +104,41 @@ def test_a_process_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path
     target.stop()
     assert "killed with SIGKILL" in target.ended
     assert pid is not None and LocalProcess(pid).has_exited()
+
+
+def test_a_process_killed_before_the_stop_is_said_to_have_ended_already(tmp_path: Path) -> None:
+    target = _ping_target(tmp_path)
+    target.start()
+    assert target.pid is not None
+    os.kill(target.pid, signal.SIGKILL)
+    while not LocalProcess(target.pid).has_exited():
+        time.sleep(0.01)
+    target.stop()
+    assert target.ended == "had already ended by signal 9"
+
+
+# Serves /ping from a thread, then its main thread calls pthread_exit: /proc shows the process as a
+# zombie ("Z") while it still serves, as when a big process's main thread is gone but it is not.
+_ZOMBIE_LEADER = _PING_SERVER.replace("http.server.HTTPServer(", "server = http.server.HTTPServer(").replace(
+    ".serve_forever()", "\nimport threading, time, ctypes\nthreading.Thread(target=server.serve_forever).start()"
+    "\ntime.sleep(1.0)\nctypes.CDLL(None).pthread_exit(None)")
+
+
+def test_a_process_whose_main_thread_is_a_zombie_but_that_still_runs_is_stopped(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sample_target, "ZOMBIE_WAIT_S", 0.5)
+    port = sample_target.usable_port(None)
+    target = sample_target.ChildProcessTarget(command=[sys.executable, "-c", _ZOMBIE_LEADER, str(port)], port=port,
+                                              log_path=tmp_path / "z.log", ready_timeout=20, stop_grace_s=5)
+    target.start()
+    assert target.pid is not None
+    for _ in range(300):
+        if LocalProcess(target.pid).has_exited():
+            break
+        time.sleep(0.01)
+    assert LocalProcess(target.pid).has_exited()  # what /proc says, though it still serves
+    target.stop()
+    assert "after SIGTERM" in target.ended and "already" not in target.ended
 
 
 def test_a_process_that_exits_before_ready_is_a_start_error_naming_its_log(tmp_path: Path) -> None:
