@@ -12,8 +12,15 @@ already running instead: the AWS sample's own serve.py (its model call served by
 the reference container, one after the other on the same machine, for issue 23's before/after. It
 prints the same lines, with the verdict counts.
 
+With --sample-dir DIR --container NAME (or --reference) it starts the container itself, as a child
+process on a free port (bench/sample_target.py), so the cases that watch or signal the container
+(stop.client.1, stop.sigterm.1) judge it; it stops the container at the end (SIGTERM, SIGKILL after
+15 s; also on Ctrl-C and on errors) and prints how it ended and where its output went.
+
     uv run python bench/bench_sample.py [--only sample|good] [--json OUT]
     uv run python bench/bench_sample.py --url http://127.0.0.1:8080 --name sample [--no-content] [--json OUT]
+    uv run python bench/bench_sample.py --sample-dir DIR --container kokoro-cpu [--port P] [--log FILE] [--no-content]
+    uv run python bench/bench_sample.py --reference [--port P] [--log FILE] [--no-content]
 """
 
 from __future__ import annotations
@@ -22,12 +29,17 @@ import argparse
 import fnmatch
 import json
 import logging
+import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
+from types import FrameType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import sample_target
+from bidi_tts.exit_codes import RUN_FAILED, UNREACHABLE, USAGE, Parser
 from bidi_tts_conformance import selection
 from bidi_tts_conformance.cases import REGISTRY
 from bidi_tts_conformance.context import Options
@@ -53,8 +65,9 @@ def _about(case_id: str, globs: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(case_id, g) for g in globs)
 
 
-def ordered(content: bool = False) -> list:
-    cases = [c for c in REGISTRY if content or c.group != "content"]
+def ordered(content: bool = False, only: tuple[str, ...] = ()) -> list:
+    """The cases in the plugin's order; with `only`, those whose id matches one of its globs."""
+    cases = [c for c in REGISTRY if (content or c.group != "content") and (not only or _about(c.id, only))]
     order = getattr(selection, "run_order", None)  # the plugin's order, where the suite has one
     return order(cases) if order else cases
 
@@ -64,12 +77,39 @@ def run(name: str, toy: ToyContainer) -> dict[str, object]:
         return run_url(name, server.url)
 
 
-def run_url(name: str, url: str, *, content: bool = False) -> dict[str, object]:
-    runner = SuiteRunner(Target(kind="url", base_url=url), Options(), progress=lambda line: print(f"  [{line}]",
-                                                                                                  flush=True))
+def _progress(line: str) -> None:
+    print(f"  [{line}]", flush=True)
+
+
+def run_url(name: str, url: str, *, content: bool = False, only: tuple[str, ...] = ()) -> dict[str, object]:
+    return run_target(name, Target(kind="url", base_url=url), content=content, only=only)
+
+
+def run_started(name: str, target: sample_target.ChildProcessTarget, *, content: bool = False,
+                only: tuple[str, ...] = ()) -> dict[str, object]:
+    """Start `target`, run the suite on it, stop it whatever happens (also Ctrl-C and SIGTERM)."""
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    try:
+        target.start(_progress)
+        row = run_target(name, target, content=content, only=only)
+    finally:
+        target.stop()
+        signal.signal(signal.SIGTERM, previous)
+        print(f"  [{name}: the container {target.ended}; its output: {target.log_path}]", flush=True)
+    row["stopped"] = target.ended
+    row["log"] = str(target.log_path)
+    return row
+
+
+def _interrupted(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # so the finally that stops the container runs
+
+
+def run_target(name: str, target: Target, *, content: bool = False, only: tuple[str, ...] = ()) -> dict[str, object]:
+    runner = SuiteRunner(target, Options(), progress=_progress)
     started = time.perf_counter()
     results: list[CaseResult] = []
-    for case in ordered(content):
+    for case in ordered(content, only):
         results.append(result := runner.run(case))
         print(f"  {case.id:<28} {result.verdict.value:<13} {result.duration_s:6.1f} s", flush=True)
     seconds = time.perf_counter() - started
@@ -86,32 +126,77 @@ def run_url(name: str, url: str, *, content: bool = False) -> dict[str, object]:
         "busy_failures": sorted(cid for cid, r in failed.items() if "still busy" in r.detail),
         "details": {cid: r.detail[:240] for cid, r in failed.items()},
         "not_judged_details": {r.case.id: r.detail[:240] for r in results if r.verdict is Verdict.NOT_JUDGED},
+        "stop_details": {r.case.id: f"{r.verdict.value}: {r.detail[:400]}" for r in results if r.case.group == "stop"},
         "slowest": [(r.case.id, round(r.duration_s, 1)) for r in sorted(results, key=lambda r: -r.duration_s)[:8]],
     }
 
 
+def started_target(args: argparse.Namespace) -> sample_target.ChildProcessTarget:
+    """The --sample-dir/--container or --reference container, checked but not yet started (StartError)."""
+    port = sample_target.usable_port(args.port)
+    if args.reference:
+        command = sample_target.reference_command(port)
+    else:
+        command = sample_target.sample_command(args.sample_dir, args.container, port)
+    name = "reference" if args.reference else args.container
+    log = args.log or Path(tempfile.mkdtemp(prefix="bench-sample-")) / f"{name}.log"
+    return sample_target.ChildProcessTarget(command=command, port=port, log_path=log)
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = Parser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--only", choices=("sample", "good"), default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
     parser.add_argument("--url", default=None, help="run against this running container instead of the toys")
     parser.add_argument("--name", default="container", help="what to call the --url container in the output")
-    parser.add_argument("--no-content", action="store_true", help="with --url: leave out content.* (speech)")
+    parser.add_argument("--no-content", action="store_true",
+                        help="with --url, --container or --reference: leave out content.* (speech)")
+    parser.add_argument("--sample-dir", type=Path, default=None, help="the fetched AWS sample (repository root)")
+    parser.add_argument("--container", default=None, help="start this sample container: kokoro, kokoro-cpu, "
+                        "chatterbox or vllm (with --sample-dir)")
+    parser.add_argument("--reference", action="store_true", help="start the reference container")
+    parser.add_argument("--port", type=int, default=None, help="with --container/--reference: serve here "
+                        "(default: a free port)")
+    parser.add_argument("--log", type=Path, default=None, help="with --container/--reference: the container's "
+                        "output goes here (default: a new temporary file, named in the output)")
+    parser.add_argument("--cases", nargs="+", default=[], metavar="GLOB", help="with --url, --container or "
+                        "--reference: run only the cases whose id matches (e.g. 'stop.*'), in the suite's order")
     args = parser.parse_args()
+    if args.cases and not ordered(True, tuple(args.cases)):
+        parser.error(f"--cases {' '.join(args.cases)} selects no case")
     logging.disable(logging.WARNING)
+    started = args.reference or args.container is not None or args.sample_dir is not None
+    if args.url is not None and started:
+        parser.error("give one of --url, --sample-dir with --container, or --reference")
+    if args.reference and (args.container is not None or args.sample_dir is not None):
+        parser.error("--reference takes no --sample-dir or --container")
+    if not args.reference and (args.container is None) != (args.sample_dir is None):
+        parser.error("--sample-dir and --container go together")
     rows = []
+    if started:
+        try:
+            target = started_target(args)
+            rows.append(run_started(args.name if args.name != "container" else target_name(args), target,
+                                    content=not args.no_content, only=tuple(args.cases)))
+        except sample_target.StartError as exc:
+            print(f"bench_sample: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except KeyboardInterrupt:
+            print("bench_sample: interrupted (the container was stopped)", file=sys.stderr)
+            return RUN_FAILED
     if args.url is not None:
         url = args.url.rstrip("/")
         if not url.startswith(("http://", "https://")):
             print(f"bench_sample: --url {args.url!r} is not an http:// URL", file=sys.stderr)
-            return 4
+            return USAGE
         if ping_status(url) is None:
             print(f"bench_sample: nothing answers at {url}/ping (start the container first)", file=sys.stderr)
-            return 69
-        rows.append(run_url(args.name, url, content=not args.no_content))
-    if args.url is None and args.only in (None, "good"):
+            return UNREACHABLE
+        rows.append(run_url(args.name, url, content=not args.no_content, only=tuple(args.cases)))
+    toys = args.url is None and not started
+    if toys and args.only in (None, "good"):
         rows.append(run("good (same pace)", SampleLikeGoodToy()))
-    if args.url is None and args.only in (None, "sample"):
+    if toys and args.only in (None, "sample"):
         rows.append(run("sample-like", AwsSampleToy()))
     for row in rows:
         print(f"== {row['container']}: {row['seconds']} s, {row['cases']} cases, {len(row['failed'])} failed; "  # type: ignore[arg-type]
@@ -124,15 +209,24 @@ def main() -> int:
         print(f"   failed for a busy container: {row['busy_failures']}")
         print(f"   not judged: {row['not_judged']}")
         print(f"   slowest cases (s): {row['slowest']}")
+        if "stopped" in row:
+            print(f"   at the end the container {row['stopped']}; its output: {row['log']}")
         for cid, detail in row["details"].items():  # type: ignore[attr-defined]
             print(f"     {cid}: {detail}")
         for cid, detail in row["not_judged_details"].items():  # type: ignore[attr-defined]
             print(f"     {cid} (NOT-JUDGED): {detail}")
+        for cid, detail in row["stop_details"].items():  # type: ignore[attr-defined]
+            print(f"   {cid}, whatever its verdict: {detail}")
     if len(rows) == 2:
-        print(f"time ratio sample/good: {rows[1]['seconds'] / max(rows[0]['seconds'], 0.1):.1f}x")  # type: ignore[operator]
+        good_s, sample_s = float(rows[0]["seconds"]), float(rows[1]["seconds"])  # type: ignore[arg-type]
+        print(f"time ratio sample/good: {sample_s / max(good_s, 0.1):.1f}x")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
     return 0
+
+
+def target_name(args: argparse.Namespace) -> str:
+    return "reference" if args.reference else str(args.container)
 
 
 if __name__ == "__main__":

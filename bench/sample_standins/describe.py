@@ -21,7 +21,8 @@ _DESCRIPTIONS = {
         "STAND-IN: weights: kokoro-v1_0.pth rebuilt from the int8 ONNX export "
         "(reference_container/torch_weights.py), not the hub's fp32 file; voices: a voice name is read "
         "from ../shared/kokoro/voices, not downloaded (an unknown name raises FileNotFoundError where the "
-        "hub raises an HTTP 404 error). Pace: torch Kokoro on this 2-core CPU, not an A10G.",
+        "hub raises an HTTP 404 error; a name ending in .pt is still loaded as a local file, kokoro's "
+        "own rule). Pace: torch Kokoro on this 2-core CPU, not an A10G.",
     ],
     "chatterbox": [
         "STAND-IN: chatterbox.tts_turbo (chatterbox-tts needs CUDA and hub weights): generate(text) is "

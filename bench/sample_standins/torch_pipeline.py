@@ -52,8 +52,10 @@ def install() -> None:
         def load_single_voice(self, voice: str) -> Any:
             if voice in self.voices:
                 return self.voices[voice]
+            if voice.endswith(".pt"):  # kokoro loads a name ending in .pt as a local file: keep that
+                return super().load_single_voice(voice)
             folder = onnx_model.voices_dir()
-            path = folder / f"{voice}.bin" if folder else None
+            path = folder / f"{voice}.bin" if folder and _plain_name(voice) else None
             if path is None or not path.is_file():
                 # the hub answers an unknown voice with an HTTP 404 error; this is the local equivalent
                 raise FileNotFoundError(f"voice {voice!r} not found in {folder}")
@@ -62,3 +64,9 @@ def install() -> None:
             return pack
 
     kokoro.KPipeline = LocalKPipeline
+
+
+def _plain_name(voice: str) -> bool:
+    """A name that can only mean a file in the voices folder (no path, NUL or over-long name): anything
+    else is a voice the hub does not have, not an OSError from this machine's file system."""
+    return 0 < len(voice) <= 100 and "/" not in voice and "\0" not in voice and voice not in (".", "..")
