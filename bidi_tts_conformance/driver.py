@@ -305,7 +305,7 @@ class Conversation:
         else:
             what = f"synthesis_start and {len(reply.audio)} audio bytes but no synthesis_complete"
         return CaseFailed(f"{what}: nothing arrived for {silence:.1f} s; received: {self.received()}",
-                          expected=EXPECTED, actual=what)
+                          expected=EXPECTED, actual=what, silence_s=silence)
 
     # -- waiting on the session ----------------------------------------------------------------
     async def wait_closed(self, silence: float | None = None) -> TransportClosed:
