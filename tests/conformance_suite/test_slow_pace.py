@@ -42,7 +42,7 @@ def _shown(results: dict[str, CaseResult]) -> str:
 
 
 def test_a_container_that_slowed_after_the_calibration_is_retried_and_passes() -> None:
-    toy, progress = SlowsDownToy(), []
+    toy, progress = SlowsDownToy(), list[str]()
     results, runner = run_suite(toy, CASES, progress)
     shown = _shown(results) + "\n" + "\n".join(progress)
     assert "silence allowed while a frame is due 2.0 s" in progress[0], shown  # calibrated on the quick toy
