@@ -83,6 +83,15 @@ def test_a_container_quick_on_hi_that_never_answers_the_case_still_fails_fast() 
     assert runner.recalibrations == [] and runner.options.silence == 2.0, shown
 
 
+def test_a_probe_held_up_by_the_cases_own_work_is_probed_again_and_the_failure_stands() -> None:
+    toy = AnswersOnlyCalibrationToy(holds_s=3.5)  # the lock is held until 1.5 s after the case gave up
+    results, runner = run_suite(toy, ("audio.order.1",))
+    result, shown = results["audio.order.1"], _shown(results)
+    assert result.verdict is Verdict.FAILED and OLD_BLAME in result.detail, shown
+    assert "'Hi.' probes after it got first audio at best in" in result.detail, shown  # the first was slow
+    assert "as quick as at the start" in result.detail and runner.recalibrations == [], shown
+
+
 def test_past_the_runs_recalibrations_a_slowed_container_is_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner_module, "MAX_RECALIBRATIONS", 0)
     results, runner = run_suite(SlowsDownToy(), ("audio.order.1",))

@@ -7,7 +7,9 @@ situation happens within a test's seconds.
   loaded) holds every message's first audio back `delay_s` after its synthesis_start: a good container,
   only slower than it was measured.
 - :class:`AnswersOnlyCalibrationToy` answers the calibration's own texts at once and never answers any
-  other text (a model that hangs on the cases' texts): quick on 'Hi.', broken on the cases.
+  other text (a model that hangs on the cases' texts): quick on 'Hi.', broken on the cases. With
+  `holds_s`, each text it does not answer keeps its one model lock that long (the case's own unfinished
+  work, which makes the first probe after the case slow though the container's pace did not change).
 """
 
 from __future__ import annotations
@@ -50,12 +52,21 @@ class SlowsDownToy(ToyContainer):
 class AnswersOnlyCalibrationToy(ToyContainer):
     answered_texts = frozenset({PROBE_TEXT, GAP_TEXT})
 
-    def __init__(self) -> None:
+    def __init__(self, holds_s: float = 0.0) -> None:
         super().__init__(ToyConfig())
+        self.holds_s = holds_s
+        self.lock = asyncio.Lock()
         self.ignored = 0  # messages never answered, for the tests
 
     async def synthesize(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> None:
-        if request.text in self.answered_texts:
-            await super().synthesize(ws, request)
-        else:
+        if request.text not in self.answered_texts:
             self.ignored += 1
+            if self.holds_s:
+                asyncio.get_running_loop().create_task(self._hold())
+            return
+        async with self.lock:
+            await super().synthesize(ws, request)
+
+    async def _hold(self) -> None:
+        async with self.lock:
+            await asyncio.sleep(self.holds_s)
