@@ -122,7 +122,7 @@ def retry_note(first_detail: str, probe: PaceProbe, silence_before: float, silen
             f"(was {silence_before:.1f} s)")
 
 
-def spent_note(first_detail: str, probe: PaceProbe) -> str:
+def spent_note(first_detail: str, probe: PaceProbe, spent: int) -> str:
     return (f"not judged: no frame came within the silence allowed ({first_detail}), and {probe.said()}: "
-            f"the container had slowed again and the run's {MAX_RECALIBRATIONS} recalibrations are spent, so "
+            f"the container had slowed again and the run's {spent} recalibrations are spent, so "
             f"its pace, not the clause, may be the cause")

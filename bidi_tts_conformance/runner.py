@@ -229,8 +229,9 @@ class SuiteRunner:
             failed.duration_s += time.perf_counter() - started
             return failed
         if len(self.recalibrations) >= MAX_RECALIBRATIONS:
-            return CaseResult(case, Verdict.NOT_JUDGED, spent_note(failed.detail, probe), duration_s=failed.duration_s
-                              + time.perf_counter() - started, notes=failed.notes, trace=failed.trace,
+            note = spent_note(failed.detail, probe, len(self.recalibrations))
+            return CaseResult(case, Verdict.NOT_JUDGED, note, duration_s=failed.duration_s + time.perf_counter()
+                              - started, notes=failed.notes, trace=failed.trace,
                               left_work_running=failed.left_work_running)
         return self._retried(case, failed, probe, started)
 
