@@ -223,7 +223,7 @@ class SuiteRunner:
             return failed  # a silence set by hand (--reply-timeout), or nothing to compare the pace with
         started = time.perf_counter()
         probe = probe_pace(self.target, self.options.voice, self.options.sample_rate, cal.probe_ttfa_s,
-                           self.options.silence, self._wait_budget())
+                           self.options.silence)
         if not probe.slowed:
             failed.detail += f" ({why_it_stands(probe)})"
             failed.duration_s += time.perf_counter() - started
