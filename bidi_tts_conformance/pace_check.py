@@ -15,7 +15,9 @@ final until one 'Hi.' probe, right after it, says how fast the container is now:
 One probe decides, not the best of several: a loaded machine is quick now and then (a run against the
 sample's chatterbox proxy, paused 8.8 s in every 11.8, got one prompt probe in three and would have let
 the failure stand). A slow probe that was only the case's own unfinished work costs a retry, and the
-retry of a case the container does not answer fails again, on its clause.
+retry of a case the container does not answer fails again, on its clause. The probe is timed from
+before its session opens: a stalled container stalls the handshake first (the same run's probes, timed
+from their 'Hi.', were prompt though the handshake had waited out the stall).
 
 Bounded: one retry per case, :data:`MAX_RECALIBRATIONS` per run; past that, a failure on a container
 that is slow again is NOT-JUDGED (its pace is the likelier cause, and the run cannot re-measure again).
@@ -61,13 +63,13 @@ class PaceProbe:
     def said(self) -> str:
         if self.ttfa_s is None:
             return f"a 'Hi.' probe after it got no audio in {self.budget_s:.0f} s either"
-        return (f"a 'Hi.' probe after it got its first audio in {self.ttfa_s * 1000:.0f} ms against "
-                f"{self.baseline_s * 1000:.0f} ms at the start of the run")
+        return (f"a 'Hi.' probe after it got its first audio in {self.ttfa_s * 1000:.0f} ms (its session's "
+                f"opening included) against {self.baseline_s * 1000:.0f} ms at the start of the run")
 
 
 def probe_pace(target: Target, voice: str, sample_rate: int, baseline_s: float, silence: float) -> PaceProbe:
     budget = probe_budget(silence)
-    return PaceProbe(asyncio.run(probe_ttfa(target, voice, sample_rate, budget)), baseline_s, budget)
+    return PaceProbe(asyncio.run(probe_ttfa(target, voice, sample_rate, budget, from_open=True)), baseline_s, budget)
 
 
 def why_it_stands(probe: PaceProbe) -> str:
