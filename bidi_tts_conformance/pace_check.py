@@ -63,8 +63,12 @@ class PaceProbe:
     def said(self) -> str:
         if self.ttfa_s is None:
             return f"a 'Hi.' probe after it got no audio in {self.budget_s:.0f} s either"
-        return (f"a 'Hi.' probe after it got its first audio in {self.ttfa_s * 1000:.0f} ms (its session's "
-                f"opening included) against {self.baseline_s * 1000:.0f} ms at the start of the run")
+        return (f"a 'Hi.' probe after it got its first audio in {_ms(self.ttfa_s)} ms (its session's "
+                f"opening included) against {_ms(self.baseline_s)} ms at the start of the run")
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f}" if seconds < 0.01 else f"{seconds * 1000:.0f}"
 
 
 def probe_pace(target: Target, voice: str, sample_rate: int, baseline_s: float, silence: float) -> PaceProbe:
