@@ -69,8 +69,9 @@ def silence_for(slowest_silence_s: float) -> float:
     return min(CEILING_S, max(FLOOR_S, MARGIN * slowest_silence_s + 0.5))
 
 
-async def _open(target: Target, silence: float, voice: str, sample_rate: int) -> Conversation:
-    transport = await target.connect(open_timeout=10.0)
+async def _open(target: Target, silence: float, voice: str, sample_rate: int,
+                open_timeout: float = 10.0) -> Conversation:
+    transport = await target.connect(open_timeout=open_timeout)
     return Conversation(transport, silence=silence, voice=voice, sample_rate=sample_rate,
                         focus=frozenset())
 
@@ -144,16 +145,22 @@ async def calibrate(target: Target, voice: str, sample_rate: int, *,
     return Calibration(silence, ttfa, slowest, "; ".join(problems), min(silence, 2 * slowest + 0.3), one)
 
 
-async def probe_ttfa(target: Target, voice: str, sample_rate: int, budget_s: float) -> float | None:
-    """Time to first audio of 'Hi.' on a new session, or None when nothing answered within `budget_s`."""
+async def probe_ttfa(target: Target, voice: str, sample_rate: int, budget_s: float, *,
+                     from_open: bool = False) -> float | None:
+    """Time to first audio of 'Hi.' on a new session, or None when nothing answered within `budget_s`.
+    `from_open`: timed from before the session opens (a stalled container stalls its handshake first),
+    and the open may take the whole budget."""
+    opened_at = time.perf_counter()
     try:
-        conv = await _open(target, budget_s, voice, sample_rate)
+        conv = await _open(target, budget_s, voice, sample_rate, budget_s if from_open else 10.0)
     except ConnectError:
         return None
     try:
         rid = await conv.synthesize(PROBE_TEXT)
         reply = conv.replies[rid]
         await conv.pump_until(lambda: bool(reply.audio) or reply.record.done, silence=budget_s, total=budget_s)
+        if from_open and reply.record.first_audio_at is not None:
+            return reply.record.first_audio_at - opened_at
         return reply.record.ttfa_s
     except (TransportError, CaseFailed):
         return None

@@ -235,12 +235,13 @@ class Conversation:
         nothing at all answered (a missing end is noted for the cases that judge it). `succeed`
         also requires success: no error, no violation in focus (and, when lenient, some audio)."""
         reply = self.replies[rid]
+        waited_out: float | None = None
         if lenient:
-            await self._read_answer(reply, silence)
+            waited_out = await self._read_answer(reply, silence)
         else:
             await self._read_end(reply, silence)
         if succeed:
-            self._require_success(reply, lenient)
+            self._require_success(reply, lenient, waited_out)
         return reply
 
     async def say(self, text: str, *, silence: float | None = None, lenient: bool = False,
@@ -263,7 +264,8 @@ class Conversation:
             silence = silence if silence is not None else self.end_silence if reply.answered else self.silence
             raise self._no_reply(reply, silence)
 
-    async def _read_answer(self, reply: Reply, silence: float | None) -> None:
+    async def _read_answer(self, reply: Reply, silence: float | None) -> float | None:
+        """Read what answers; the silence the reading ended on when no audio had come (else None)."""
         why = await self._wait_end(reply, silence)
         if not reply.answered:
             if why == "closed" and self.closed is not None:
@@ -275,6 +277,7 @@ class Conversation:
             self.session.give_up_current()
             self.notes.add("TTS-ORDER: no synthesis_complete; the audio stopped and nothing more arrived "
                            "(judged by audio.order.1)")
+        return (self.silence if silence is None else silence) if why == "silence" and not reply.audio else None
 
     async def _wait_end(self, reply: Reply, silence: float | None) -> str | None:
         """Until the answer ends: `silence` before its audio starts, then (once audio flows) the end
@@ -287,14 +290,15 @@ class Conversation:
             why = await self.pump_until(lambda: reply.record.done, silence=silence)
         return why
 
-    def _require_success(self, reply: Reply, lenient: bool) -> None:
+    def _require_success(self, reply: Reply, lenient: bool, waited_out: float | None = None) -> None:
         if reply.error is not None:
             code = reply.error.code or "(no code)"
             said = f": {reply.error.message!r}" if reply.error.message and not lenient else ""
             raise CaseFailed(f"a valid message was refused with error {code}{said}",
                              expected=EXPECTED, actual=f"error {code}")
         if lenient and not reply.audio:
-            raise CaseFailed(f"no audio; received: {self.received()}", expected="audio", actual="no audio")
+            raise CaseFailed(f"no audio; received: {self.received()}", expected="audio", actual="no audio",
+                             silence_s=waited_out)
         self.raise_violations()
 
     def _no_reply(self, reply: Reply, silence: float) -> CaseFailed:
@@ -305,7 +309,7 @@ class Conversation:
         else:
             what = f"synthesis_start and {len(reply.audio)} audio bytes but no synthesis_complete"
         return CaseFailed(f"{what}: nothing arrived for {silence:.1f} s; received: {self.received()}",
-                          expected=EXPECTED, actual=what)
+                          expected=EXPECTED, actual=what, silence_s=silence)
 
     # -- waiting on the session ----------------------------------------------------------------
     async def wait_closed(self, silence: float | None = None) -> TransportClosed:

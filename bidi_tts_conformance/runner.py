@@ -7,6 +7,10 @@ waits, bounded, until the container answers a short probe promptly again. When t
 (a runaway: the container keeps synthesizing what a case left behind), the case is NOT-JUDGED, naming
 the case that left the work, and every later case costs one short probe, not another wait: while the
 container stays busy they are NOT-JUDGED too, never failed for another case's runaway.
+
+A case that failed only because a frame did not come within the calibrated silence is not final until
+a 'Hi.' probe shows the container as quick as at the start; when it has slowed, the run re-measures it
+and runs the case once more with the larger silence, which the later cases keep (pace_check.py).
 """
 
 from __future__ import annotations
@@ -27,9 +31,18 @@ from bidi_tts_conformance.context import CaseContext, Options
 from bidi_tts_conformance.diagnose import describe_close, describe_connect_error
 from bidi_tts_conformance.dialect_judge import judge_findings
 from bidi_tts_conformance.dialect_scope import not_judged_because
-from bidi_tts_conformance.failures import CaseFailed, CaseSkipped
+from bidi_tts_conformance.failures import CaseFailed, CaseSkipped, silence_behind
 from bidi_tts_conformance.focus import focus_of
 from bidi_tts_conformance.model import Case, CaseResult, Outcome, Requires, Verdict
+from bidi_tts_conformance.pace_check import (
+    MAX_RECALIBRATIONS,
+    PaceProbe,
+    probe_pace,
+    recalibrate,
+    retry_note,
+    spent_note,
+    why_it_stands,
+)
 from bidi_tts_conformance.targets import Target
 
 
@@ -53,8 +66,16 @@ async def run_case_async(case: Case, target: Target, options: Options) -> CaseRe
         return CaseResult(case, Verdict.SKIPPED, reason)
     if (outside := not_judged_because(case.id, options.dialect)) is not None:
         return CaseResult(case, Verdict.NOT_JUDGED, outside)
+    result, _ = await _attempt(case, target, options)
+    return result
+
+
+async def _attempt(case: Case, target: Target, options: Options) -> tuple[CaseResult, float | None]:
+    """Run one case that can run here; with its result, the silence it failed on when nothing else
+    went wrong (no wrong frame, no close, no error: a failure the container's pace alone can cause)."""
     ctx = CaseContext(target, options, focus=focus_of(case.id))
     started = time.perf_counter()
+    silence: float | None = None
     try:
         async with asyncio.timeout(options.case_timeout):
             outcome = await case.check(ctx)
@@ -62,6 +83,7 @@ async def run_case_async(case: Case, target: Target, options: Options) -> CaseRe
         result = CaseResult(case, outcome.verdict, outcome.detail)
     except CaseFailed as exc:
         result = CaseResult(case, Verdict.FAILED, exc.detail, exc.expected, exc.actual)
+        silence = silence_behind(exc)
     except CaseSkipped as exc:
         result = CaseResult(case, Verdict.SKIPPED, str(exc))
     except TimeoutError:
@@ -71,6 +93,7 @@ async def run_case_async(case: Case, target: Target, options: Options) -> CaseRe
         result = CaseResult(case, Verdict.FAILED, f"the container unexpectedly {describe_close(exc)}")
     except TransportTimeout as exc:
         result = CaseResult(case, Verdict.FAILED, f"no frame arrived in time ({exc})")
+        silence = options.silence
     except ConnectError as exc:
         result = CaseResult(case, Verdict.FAILED, f"cannot open a session: {describe_connect_error(exc)}")
     except (httpx.TransportError, OSError) as exc:  # nothing listens, or the connection broke
@@ -87,7 +110,7 @@ async def run_case_async(case: Case, target: Target, options: Options) -> CaseRe
     result.notes.extend(ctx.notes.lines)
     result.left_work_running = ctx.left_work_running
     result.trace = ctx.trace
-    return result
+    return result, (silence if result.verdict is Verdict.FAILED else None)
 
 
 def run_case(case: Case, target: Target, options: Options) -> CaseResult:
@@ -111,6 +134,7 @@ class SuiteRunner:
         self._runaway: str | None = None  # the case whose work outlasted the bounded wait
         self._runaway_seen_by: str | None = None  # the case that found it (and says so in full)
         self._mute_failed: str | None = None  # on a container that refuses every message: the case that says so
+        self.recalibrations: list[dict[str, Any]] = []  # one per re-measure after a case met a slowed container
 
     def prepare(self) -> None:
         """Measure the container once (the first case calls this)."""
@@ -122,12 +146,7 @@ class SuiteRunner:
             self._progress(f"the container synthesizes nothing: 'Hi.' was refused with {self.calibration.refusal}; "
                            "the first case that fails for it says so, the others are not judged")
         if self._calibrate_timeouts:
-            changes: dict[str, float | None] = {"silence": self.calibration.silence,
-                                                "end_silence": self.calibration.end_silence,
-                                                "end_silence_one": self.calibration.end_silence_one}
-            if not self._case_timeout_given:
-                changes["case_timeout"] = self.calibration.case_timeout()
-            self.options = dataclasses.replace(self.options, **changes)  # type: ignore[arg-type]
+            self._use(self.calibration)
             self._progress(f"{self.calibration.summary()}; case timeout {self.options.case_timeout:.0f} s "
                            f"(calibration took {time.perf_counter() - started:.1f} s)")
         else:
@@ -138,7 +157,8 @@ class SuiteRunner:
         """The timeouts the cases ran with and where they came from, for the report."""
         cal = self.calibration
         silence_from = ("--reply-timeout" if not self._calibrate_timeouts else
-                        "calibrated" if cal is not None else "default (no case reached the container)")
+                        f"recalibrated {len(self.recalibrations)}x (the container slowed)" if self.recalibrations
+                        else "calibrated" if cal is not None else "default (no case reached the container)")
         case_from = ("--case-timeout" if self._case_timeout_given else
                      "calibrated (25x the silence allowed, 60 to 300 s)" if cal is not None and self._calibrate_timeouts
                      else "default")
@@ -159,6 +179,7 @@ class SuiteRunner:
             "calibrated": cal is not None and self._calibrate_timeouts,
             "end_silence_s": None if self.options.end_silence is None else round(self.options.end_silence, 3),
             "calibration": measured,
+            "recalibrations": self.recalibrations,
         }
 
     def run(self, case: Case) -> CaseResult:
@@ -170,7 +191,9 @@ class SuiteRunner:
         self.prepare()
         if (busy := self._busy_before(case)) is not None:
             return busy
-        result = run_case(case, self.target, self.options)
+        result, silence = asyncio.run(_attempt(case, self.target, self.options))
+        if silence is not None:
+            result = self._unless_slowed(case, result)
         self._after(result)
         return self._judged_on_a_mute_container(result)
 
@@ -189,6 +212,60 @@ class SuiteRunner:
         result.detail = (f"not judged: the container synthesizes nothing ({refusal}; see {self._mute_failed}); "
                          f"here: {result.detail}")
         return result
+
+    # -- a container that slowed down after the calibration: re-measure, retry once ----------------
+    def _unless_slowed(self, case: Case, failed: CaseResult) -> CaseResult:
+        """`failed` came only from a silence: it stands unless a 'Hi.' probe finds the container slower
+        than at the start; then the run re-measures it and the case's retry (with the new, larger
+        silence, kept for the later cases) gives the verdict."""
+        cal = self.calibration
+        if not self._calibrate_timeouts or cal is None or cal.probe_ttfa_s is None:
+            return failed  # a silence set by hand (--reply-timeout), or nothing to compare the pace with
+        started = time.perf_counter()
+        probe = probe_pace(self.target, self.options.voice, self.options.sample_rate, cal.probe_ttfa_s,
+                           self.options.silence)
+        if not probe.slowed:
+            failed.detail += f" ({why_it_stands(probe)})"
+            failed.duration_s += time.perf_counter() - started
+            return failed
+        if len(self.recalibrations) >= MAX_RECALIBRATIONS:
+            note = spent_note(failed.detail, probe, len(self.recalibrations))
+            return CaseResult(case, Verdict.NOT_JUDGED, note, duration_s=failed.duration_s + time.perf_counter()
+                              - started, notes=failed.notes, trace=failed.trace,
+                              left_work_running=failed.left_work_running)
+        return self._retried(case, failed, probe, started)
+
+    def _retried(self, case: Case, failed: CaseResult, probe: PaceProbe, started: float) -> CaseResult:
+        assert self.calibration is not None
+        before = self.options.silence
+        again = recalibrate(self.target, self.options.voice, self.options.sample_rate, self.calibration, probe,
+                            before)
+        self.recalibrations.append({"case": case.id, "probe_ms": round((probe.ttfa_s or 0) * 1000, 1),
+                                    "baseline_ms": round(probe.baseline_s * 1000, 1),
+                                    "silence_before_s": round(before, 3),
+                                    "silence_after_s": None if again is None else round(again.silence, 3)})
+        if again is None:
+            failed.detail += f" ({probe.said()}; re-measuring the slowed container got nothing to measure)"
+            failed.duration_s += time.perf_counter() - started
+            return failed
+        self.calibration = again
+        self._use(again)
+        self._progress(f"{case.id}: no frame within {before:.1f} s and {probe.said()}: the container slowed; "
+                       f"recalibrated: silence allowed now {again.silence:.1f} s for its retry and the cases "
+                       f"after it (recalibration {len(self.recalibrations)} of at most {MAX_RECALIBRATIONS})")
+        retry, _ = asyncio.run(_attempt(case, self.target, self.options))
+        note = retry_note(failed.detail, probe, before, again.silence)
+        retry.detail = f"{retry.detail}; {note}" if retry.detail else note
+        retry.duration_s = time.perf_counter() - started + failed.duration_s
+        return retry
+
+    def _use(self, cal: Calibration) -> None:
+        """Take the calibration's timeouts (and its case timeout, unless --case-timeout was given)."""
+        changes: dict[str, float | None] = {"silence": cal.silence, "end_silence": cal.end_silence,
+                                            "end_silence_one": cal.end_silence_one}
+        if not self._case_timeout_given:
+            changes["case_timeout"] = cal.case_timeout()
+        self.options = dataclasses.replace(self.options, **changes)  # type: ignore[arg-type]
 
     # -- a container left busy: one bounded wait per runaway, not one per case --------------------
     def _after(self, result: CaseResult) -> None:
