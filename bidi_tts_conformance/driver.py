@@ -78,6 +78,7 @@ class Conversation:
         self.log: list[str] = []  # human description of every frame received, in order
         self.events: list[SessionEvent] = []
         self.replies: dict[str, Reply] = {}
+        self._went_silent: dict[str, float] = {}  # request id -> the silence a lenient read ended on
         self.closed: TransportClosed | None = None
         self.closed_at: float | None = None
         self.closed_by_client = False
@@ -238,11 +239,18 @@ class Conversation:
         waited_out: float | None = None
         if lenient:
             waited_out = await self._read_answer(reply, silence)
+            if waited_out is not None:
+                self._went_silent[rid] = waited_out
         else:
             await self._read_end(reply, silence)
         if succeed:
             self._require_success(reply, lenient, waited_out)
         return reply
+
+    def went_silent(self, reply: Reply) -> float | None:
+        """The silence a lenient read of `reply` ended on (no end came), or None: a case that fails on
+        what arrived passes it on as CaseFailed.silence_s when too little arrived because of it."""
+        return self._went_silent.get(reply.request_id)
 
     async def say(self, text: str, *, silence: float | None = None, lenient: bool = False,
                   **fields: Any) -> Reply:

@@ -75,7 +75,8 @@ async def binary_audio(ctx: CaseContext) -> Outcome:
         raise CaseFailed(f"sent audio inside JSON/TEXT frames instead of BINARY PCM: {why}; "
                          f"e.g. {sample[:100]}", expected="BINARY frames of raw s16le PCM", actual=why)
     if not reply.audio:
-        raise CaseFailed("no BINARY audio frame at all", expected="BINARY audio frames", actual="none")
+        raise CaseFailed("no BINARY audio frame at all", expected="BINARY audio frames", actual="none",
+                         silence_s=conv.went_silent(reply))
     return ok(f"{reply.frame_kinds.count('binary')} BINARY audio frames")
 
 
@@ -90,7 +91,8 @@ async def whole_samples(ctx: CaseContext) -> Outcome:
         raise CaseFailed(f"odd-length audio frames: {len(odd)} of {len(sizes)} (e.g. {odd[0]} bytes)",
                          expected="even frame lengths", actual=f"{odd[0]} bytes")
     if not sizes:
-        raise CaseFailed("no audio frame at all", expected="audio frames", actual="none")
+        raise CaseFailed("no audio frame at all", expected="audio frames", actual="none",
+                         silence_s=conv.went_silent(reply))
     conv.raise_violations()
     return ok(f"{len(sizes)} frames, sizes {min(sizes)}..{max(sizes)} bytes")
 
@@ -130,13 +132,16 @@ async def real_sound(ctx: CaseContext) -> Outcome:
     reply = await conv.wait_reply(await conv.synthesize(SENTENCE), lenient=True)
     level = rms(reply.audio)
     seconds = reply.record.audio_seconds
+    if not reply.audio:
+        raise CaseFailed("no audio", expected="audio", actual="none", silence_s=conv.went_silent(reply))
     if level < MIN_RMS:
         raise CaseFailed(f"the audio is silent (RMS {level:.1f} over {seconds:.2f} s)",
                          expected=f"RMS > {MIN_RMS:.0f}", actual=f"RMS {level:.1f}")
     low, high = len(SENTENCE) * MIN_S_PER_CHAR, len(SENTENCE) * MAX_S_PER_CHAR
     if not low <= seconds <= high:
+        cut_by_silence = conv.went_silent(reply) if seconds < low else None
         raise CaseFailed(f"{seconds:.2f} s of audio for {len(SENTENCE)} characters is not plausible speech",
-                         expected=f"{low:.2f}-{high:.2f} s", actual=f"{seconds:.2f} s")
+                         expected=f"{low:.2f}-{high:.2f} s", actual=f"{seconds:.2f} s", silence_s=cut_by_silence)
     return ok(f"RMS {level:.0f}, {seconds:.2f} s")
 
 

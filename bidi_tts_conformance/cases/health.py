@@ -47,10 +47,11 @@ async def ping_means_ready(ctx: CaseContext) -> Outcome:
     except CaseFailed as exc:  # no session at all: the route or the handshake, not the health check
         return not_judged(f"{exc.detail}: health.accept.1's subject (SM-ACCEPT, SM-WS-PATH), so nothing shows "
                           "whether a ready container can synthesize")
+    silence: float | None = None  # the refusal was only a silence: the runner re-checks the pace
     try:
         reply = await conv.say(TINY, lenient=True)
     except CaseFailed as exc:
-        refused = exc.detail
+        refused, silence = exc.detail, exc.silence_s
     else:
         if reply.error is None and reply.audio:
             return ok(f"/ping 200 and 'Hi.' synthesized ({len(reply.audio)} bytes)")
@@ -58,7 +59,8 @@ async def ping_means_ready(ctx: CaseContext) -> Outcome:
                    else "'Hi.' got no audio")
     raise CaseFailed(f"/ping answered 200 (ready) while the container cannot synthesize: {refused}; a health "
                      "check that says ready when the container cannot serve sends traffic to it",
-                     expected="/ping 200 only when 'Hi.' is synthesized", actual=f"/ping 200; {refused}")
+                     expected="/ping 200 only when 'Hi.' is synthesized", actual=f"/ping 200; {refused}",
+                     silence_s=silence)
 
 
 @case("health.ping.loading.1", "GET /ping answers 503 while the model loads, then 200",

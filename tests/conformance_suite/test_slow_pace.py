@@ -60,6 +60,16 @@ def test_a_container_that_slowed_after_the_calibration_is_retried_and_passes() -
     assert runner.timeouts()["silence_allowed_from"].startswith("recalibrated 1x"), shown
 
 
+@pytest.mark.parametrize("case_id", ["audio.binary.1", "audio.sound.1", "audio.samples.1", "health.ping.ready.1"])
+def test_a_case_that_judges_what_arrived_is_retried_when_too_little_arrived_for_the_pace(case_id: str) -> None:
+    """These read leniently and raise their own failure ("no BINARY audio frame at all", "the audio is
+    silent (RMS 0.0 ...)", "/ping 200 ... 'Hi.' got no audio"): one behind a silence is re-checked too."""
+    results, runner = run_suite(SlowsDownToy(), (case_id,))
+    result = results[case_id]
+    assert result.verdict is Verdict.OK, _shown(results)
+    assert "retried once" in result.detail and len(runner.recalibrations) == 1, _shown(results)
+
+
 def _as_before(self: SuiteRunner, case: Case, failed: CaseResult) -> CaseResult:
     return failed  # the runner before issue 32's fix: a failure on silence was final
 
