@@ -113,6 +113,9 @@ HOL_LONG = (
 )
 
 
+HOL_INTO_A_S = 1.0  # the second try's B goes this long into A at the latest (A's 8 sentences take longer)
+
+
 @dataclass(slots=True)
 class _HolTrial:
     """One try of isolation.hol.1: A's long message, B's 'Hi.' beside it."""
@@ -142,14 +145,18 @@ class _NotSetUp(Exception):
 async def _hol_trial(ctx: CaseContext, alone: float, *, at_audio: bool) -> _HolTrial:
     """B goes at A's first sign of work (synthesis_start, or audio where there is none), or 2x B alone
     after A, whichever is first (for a container that sends all audio at the end, A's first audio is its
-    last, and B would meet an idle model); with `at_audio`, at A's first audio frame: A is being
-    synthesized then, whatever it did before."""
+    last, and B would meet an idle model); with `at_audio`, at A's first audio frame (A is being
+    synthesized then, whatever it did before) or HOL_INTO_A_S (at least 2x B alone + 0.5 s) into A,
+    whichever is first: a container that sends A whole at its end (the AWS sample's kokoro-cpu) shows
+    no first audio before A is done, yet is making A then."""
     b = await ctx.conversation(patience=2)
     a = await ctx.conversation(patience=sentences(HOL_LONG) / 2)
     long_reply = a.replies[await a.synthesize(HOL_LONG)]
     if at_audio:
-        await a.pump_until(lambda: bool(long_reply.audio) or long_reply.record.done)
-        when = "at A's first audio"
+        into_a = max(HOL_INTO_A_S, 2 * alone + 0.5)
+        await a.pump_until(lambda: bool(long_reply.audio) or long_reply.record.done, total=into_a)
+        when = ("at A's first audio" if long_reply.audio or long_reply.record.done
+                else f"{into_a * 1000:.0f} ms into A, before its first audio")
     else:
         await a.wait_answer(long_reply.request_id, within=2 * alone + 0.05)
         when = "at A's first sign of work" if long_reply.answered else "before A answered"

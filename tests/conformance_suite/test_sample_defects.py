@@ -116,6 +116,14 @@ def test_a_lock_that_a_short_message_can_race_fails_head_of_line_every_time() ->
     assert fine.verdict is Verdict.OK, fine.detail
 
 
+def test_a_raced_lock_on_a_container_that_sends_a_message_whole_fails_head_of_line() -> None:
+    """kokoro-cpu was NOT-JUDGED: B won the race at A's synthesis_start, and at A's first audio A was done.
+    The second try's B now goes at most 1 s into A, while A is being made."""
+    bad = judge(toys.RacyWholeLockToy, "isolation.hol.1")["isolation.hol.1"]
+    assert bad.verdict is Verdict.FAILED, bad.detail
+    assert "head-of-line blocking" in bad.detail and "ms into A, before its first audio" in bad.detail
+
+
 def test_a_stalled_post_reader_that_blocks_every_session_fails_the_post_slow_reader() -> None:
     bad = judge(toys.LockedPostToy, "isolation.slow_reader.2")["isolation.slow_reader.2"]
     assert bad.verdict is Verdict.FAILED, bad.detail

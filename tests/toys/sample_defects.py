@@ -175,6 +175,20 @@ class RacyLockToy(ToyContainer):
         await ws.send_text(protocol.synthesis_complete(request.request_id, total, request.sample_rate))
 
 
+class RacyWholeLockToy(RacyLockToy):
+    """kokoro-cpu exactly: RacyLockToy's race, and the whole message made under the lock, then sent as
+    ONE frame. B at A's synthesis_start wins the race; at A's first audio, A is done: only a B sent
+    while A is being made, before any of its audio, meets the lock."""
+
+    async def synthesize(self, ws: WebSocket, request: protocol.SynthesizeRequest) -> None:
+        await ws.send_text(protocol.synthesis_start(request.request_id, request.sample_rate))
+        await asyncio.sleep(len(request.text) * self.G2P_S_PER_CHAR)
+        async with self.model:
+            pcm = b"".join([chunk async for chunk in self.synth.stream(request)])
+        await ws.send_bytes(pcm)
+        await ws.send_text(protocol.synthesis_complete(request.request_id, len(pcm), request.sample_rate))
+
+
 class LockedPostToy(ToyContainer):
     """The GPU serve.py's POST: the model's lock held across the response stream's yield, so a client
     that stops reading a POST holds every session (WebSocket ones too, behind the same lock)."""
