@@ -42,8 +42,26 @@ class LocalProcess:
         return None if fields is None else (int(fields[11]) + int(fields[12])) * _TICK_S
 
     def has_exited(self) -> bool:
+        """Gone, or dead with every thread gone. A zombie leader ("Z") alone is not enough: a process
+        whose main thread ended while others still run shows it, and may still be serving."""
         fields = self._stat()
-        return fields is None or fields[0] in ("Z", "X")
+        if fields is None or fields[0] == "X":
+            return True
+        return fields[0] == "Z" and not self._live_threads()
+
+    def _live_threads(self) -> bool:
+        try:
+            tasks = list(Path(f"/proc/{self.pid}/task").iterdir())
+        except OSError:
+            return False
+        for task in tasks:
+            try:
+                raw = (task / "stat").read_text()
+            except OSError:
+                continue
+            if raw[raw.rindex(")") + 2:][:1] not in ("Z", "X"):
+                return True
+        return False
 
     def terminate(self) -> None:
         os.kill(self.pid, signal.SIGTERM)

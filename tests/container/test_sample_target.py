@@ -132,11 +132,13 @@ def test_a_process_whose_main_thread_is_a_zombie_but_that_still_runs_is_stopped(
                                               log_path=tmp_path / "z.log", ready_timeout=20, stop_grace_s=5)
     target.start()
     assert target.pid is not None
+    leader = Path(f"/proc/{target.pid}/stat")
     for _ in range(300):
-        if LocalProcess(target.pid).has_exited():
+        if leader.read_text().rsplit(")", 1)[1].split()[0] == "Z":
             break
         time.sleep(0.01)
-    assert LocalProcess(target.pid).has_exited()  # what /proc says, though it still serves
+    assert leader.read_text().rsplit(")", 1)[1].split()[0] == "Z"  # what /proc says of the leader
+    assert not LocalProcess(target.pid).has_exited()  # its server thread still runs: not exited
     target.stop()
     assert "after SIGTERM" in target.ended and "already" not in target.ended
 
