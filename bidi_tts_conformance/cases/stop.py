@@ -130,6 +130,7 @@ async def sigterm(ctx: CaseContext) -> Outcome:
     box = watched(ctx.target)
     if box is None:
         return not_judged(why_not_watched(ctx.target))
+    already = await _busy_share(box)  # another case's leftover work, said with a failure
     # A short message: a good container may finish it before it exits (the reference drains its
     # sessions), and the run should not wait for a long one.
     conv = await ctx.conversation(patience=2)
@@ -146,14 +147,26 @@ async def sigterm(ctx: CaseContext) -> Outcome:
     took = time.perf_counter() - sent
     when = "mid-synthesis" if mid else "with no message running"
     if not exited:
+        leftover = (f"; before this case it already used {already:.0%} of a core with no session of its own "
+                    "open: work another case's client left, still being made" if already > IDLE_CPU_SHARE else "")
         raise CaseFailed(f"the container did not exit within {GRACE_S:g} s of SIGTERM (sent {when}): the "
-                         "platform would SIGKILL it, cutting every session without a close",
+                         f"platform would SIGKILL it, cutting every session without a close{leftover}",
                          expected=f"exit within {GRACE_S:g} s", actual=f"still running after {took:.1f} s")
     if not mid:  # an idle container that exits says nothing of one stopped mid-synthesis
         return not_judged(f"the queued message was answered (or refused) by the lead's first audio, so SIGTERM came "
                           f"with no synthesis running "
                           f"(the container exited {took:.2f} s later)")
     return ok(f"exited {took:.2f} s after SIGTERM (sent {when})")
+
+
+async def _busy_share(box: Watched, over_s: float = 0.5) -> float:
+    """The container's CPU, in cores, over `over_s` (0.0 when the meter reads nothing)."""
+    before, start = await asyncio.to_thread(box.cpu_seconds), time.perf_counter()
+    await asyncio.sleep(over_s)
+    after = await asyncio.to_thread(box.cpu_seconds)
+    if before is None or after is None:
+        return 0.0
+    return (after - before) / (time.perf_counter() - start)
 
 
 async def _exits_within(box: Watched, seconds: float) -> bool:

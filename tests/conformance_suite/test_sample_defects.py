@@ -184,6 +184,17 @@ def test_a_container_that_ignores_sigterm_fails_and_one_that_exits_passes(monkey
     assert fine.verdict is Verdict.OK, fine.detail
 
 
+def test_a_sigterm_failure_says_when_another_case_left_work_running(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vllm failed stop.sigterm.1 while it still relayed robust.size.1's 8 MB text (fresh, it exits in
+    1.7 s): the failure stands (the container does not exit) and says what else it was doing."""
+    monkeypatch.setattr(stop, "GRACE_S", 2.0)
+    with launched("--runaway") as target:
+        run_case(REGISTRY["stop.client.1"], target, FAST)  # leaves about 4 s of the toy's work running
+        bad = run_case(REGISTRY["stop.sigterm.1"], target, FAST)
+    assert bad.verdict is Verdict.FAILED, bad.detail
+    assert "before this case it already used" in bad.detail and "work another case's client left" in bad.detail
+
+
 def test_the_stop_cases_are_not_judged_where_the_suite_has_no_process() -> None:
     results = judge(good, "stop.client.1", "stop.sigterm.1")
     for result in results.values():
