@@ -184,12 +184,19 @@ async def test_message_size_limit_is_exact_and_fatal_with_1009(container: Contai
     assert [c["type"] for c in controls] == ["synthesis_start", "synthesis_complete"], (controls, code)
     controls, code, _ = await _exchange(url, _padded(limit + 1), FrameKind.BINARY)
     assert code == 1009 and not controls, (code, controls)
-    # The same bound holds for a fragmented message (limit on the whole, not per frame).
-    transport = await WebSocketTransport.open(url)
+    # The same bound holds for a fragmented message (limit on the whole, not per frame). The container
+    # closes with part of the last fragment unread, and a socket closed with unread data sends a TCP
+    # reset that can overtake its close frame (seen once in CI: code None): a reset is retried, at
+    # most three tries, and one of them must show the 1009.
     body = _padded(limit + 1)
-    await transport.send_fragmented([body[: limit // 2], body[limit // 2:]], kind=FrameKind.BINARY)
-    closed = await transport.wait_closed(timeout=30)
-    assert closed.code == 1009, closed
+    codes: list[int | None] = []
+    for _ in range(3):
+        transport = await WebSocketTransport.open(url)
+        await transport.send_fragmented([body[: limit // 2], body[limit // 2:]], kind=FrameKind.BINARY)
+        codes.append((await transport.wait_closed(timeout=30)).code)
+        if codes[-1] is not None:
+            break
+    assert codes[-1] == 1009 and set(codes) <= {None, 1009}, codes
 
 
 async def test_text_limit_answers_text_too_long_and_the_session_goes_on(container: Container) -> None:
