@@ -103,13 +103,11 @@ async def abandoned_work(ctx: CaseContext) -> Outcome:
         return not_judged(f"the container's CPU time did not move while it made the lead sentence ({first:.2f} s): "
                           "the meter sees none of its work")
     await asyncio.sleep(settle)
-    before, start = await asyncio.to_thread(box.cpu_seconds), time.perf_counter()
-    await asyncio.sleep(SAMPLE_S)
-    after, took = await asyncio.to_thread(box.cpu_seconds), time.perf_counter() - start
-    if before is None or after is None:
+    measured = await _cpu_share(box, SAMPLE_S)
+    if measured is None:
         raise CaseFailed("the container exited after a client left mid-message",
                          expected="the container keeps running", actual="exited")
-    share = (after - before) / took
+    share, took = measured
     shown = (f"{share:.0%} of a core over {took:.1f} s, {settle:.1f} s after the client left with {to_come} "
              f"sentences (about {due:.1f} s of work) unmade ({left.busy_share:.0%} while it made the lead sentence)")
     if share > IDLE_CPU_SHARE:
@@ -130,7 +128,7 @@ async def sigterm(ctx: CaseContext) -> Outcome:
     box = watched(ctx.target)
     if box is None:
         return not_judged(why_not_watched(ctx.target))
-    already = await _busy_share(box)  # another case's leftover work, said with a failure
+    already = (await _cpu_share(box, 0.5) or (0.0, 0.0))[0]  # another case's leftover work, said with a failure
     # A short message: a good container may finish it before it exits (the reference drains its
     # sessions), and the run should not wait for a long one.
     conv = await ctx.conversation(patience=2)
@@ -159,14 +157,14 @@ async def sigterm(ctx: CaseContext) -> Outcome:
     return ok(f"exited {took:.2f} s after SIGTERM (sent {when})")
 
 
-async def _busy_share(box: Watched, over_s: float = 0.5) -> float:
-    """The container's CPU, in cores, over `over_s` (0.0 when the meter reads nothing)."""
+async def _cpu_share(box: Watched, over_s: float) -> tuple[float, float] | None:
+    """(the container's CPU in cores, the seconds it was read over) over about `over_s`; None once gone."""
     before, start = await asyncio.to_thread(box.cpu_seconds), time.perf_counter()
     await asyncio.sleep(over_s)
-    after = await asyncio.to_thread(box.cpu_seconds)
+    after, took = await asyncio.to_thread(box.cpu_seconds), time.perf_counter() - start
     if before is None or after is None:
-        return 0.0
-    return (after - before) / (time.perf_counter() - start)
+        return None
+    return (after - before) / took, took
 
 
 async def _exits_within(box: Watched, seconds: float) -> bool:
