@@ -184,6 +184,14 @@ def test_a_container_that_ignores_sigterm_fails_and_one_that_exits_passes(monkey
     assert fine.verdict is Verdict.OK, fine.detail
 
 
+def test_a_client_that_leaves_nothing_unmade_is_not_judged_never_ok(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stop, "ABANDONED_CHARS", 40)  # one sentence behind the lead: nothing left to outlive
+    with launched("--runaway") as target:
+        result = run_case(REGISTRY["stop.client.1"], target, FAST)
+    assert result.verdict is Verdict.NOT_JUDGED, result.detail
+    assert "no situation to judge" in result.detail or "could not leave it unmade" in result.detail, result.detail
+
+
 def test_a_sigterm_failure_says_when_another_case_left_work_running(monkeypatch: pytest.MonkeyPatch) -> None:
     """vllm failed stop.sigterm.1 while it still relayed robust.size.1's 8 MB text (fresh, it exits in
     1.7 s): the failure stands (the container does not exit) and says what else it was doing."""
