@@ -182,8 +182,10 @@ function splitOf(rec) {
     relay: rec.ttfb_ms - r.container_first_byte - waits,
     // first byte -> first sample played at the output: decoding, the prebuffer, the worklet and output latency
     browser_decode_buffer: rec.playing_ms === null ? null : rec.playing_ms - rec.ttfb_ms,
-    // first sample played -> first one above the threshold: the quiet start of the audio itself
-    leading_silence: rec.first_audible_ms === null || rec.playing_ms === null ? null : rec.first_audible_ms - rec.playing_ms,
+    // first sample played -> first one above the threshold: the quiet start of the audio itself, counted in
+    // context frames (each mapping to the page clock reads a fresh output timestamp, which jitters by a ms)
+    leading_silence: rec.audible_frame === null || rec.playing_frame === null ? null
+      : ((rec.audible_frame - rec.playing_frame) / rec.context.sample_rate) * 1000,
   };
 }
 
@@ -196,7 +198,8 @@ async function speak(options) {
   const turn = ++state.turns;
   const rec = {
     turn, shape: o.shape, chars: o.text.length, sample_rate: null, ttfb_ms: null, first_audible_ms: null,
-    playing_ms: null, finished_ms: null, decode_first_ms: null, underruns: 0, underrun_ms: 0, audio_ms: 0,
+    playing_ms: null, finished_ms: null, decode_first_ms: null, playing_frame: null, audible_frame: null,
+    underruns: 0, underrun_ms: 0, audio_ms: 0,
     arrivals: [], underrun_spans: [], relay: null, split: null, error: null, context: {
       sample_rate: ctx.sampleRate, base_latency_ms: ctx.baseLatency * 1000, output_latency_ms: (ctx.outputLatency || 0) * 1000,
     },
@@ -242,8 +245,8 @@ async function speak(options) {
   state.pending.set(turn, {
     onPlayerMessage(m) {
       const t = frameToPerf(m.frame) - handler.sentAt;
-      if (m.type === "playing") rec.playing_ms = t;
-      else if (m.type === "audible") rec.first_audible_ms = t;
+      if (m.type === "playing") [rec.playing_ms, rec.playing_frame] = [t, m.frame];
+      else if (m.type === "audible") [rec.first_audible_ms, rec.audible_frame] = [t, m.frame];
       else if (m.type === "underrun") {
         const ms = (m.frames / ctx.sampleRate) * 1000;
         rec.underruns += 1;
