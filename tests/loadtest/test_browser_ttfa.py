@@ -146,7 +146,7 @@ def test_first_audible_is_the_first_sample_heard_not_the_first_byte() -> None:
         # the silence arrives first and plays first: nothing is audible until it has played out
         gap = record["first_audible_ms"] - record["ttfb_ms"]
         assert SILENT_LEAD_S * 1000 <= gap <= SILENT_LEAD_S * 1000 + OVERHEAD_MS, (shape, gap)
-        # and the split names it: the silence played out (counted in frames: to within a sample or two of the tone's rise)
+        # and the split names it, counted in frames: to within a sample or two of the tone's rise
         assert record["split"]["leading_silence"] == pytest.approx(SILENT_LEAD_S * 1000, abs=0.1), (shape, record)
 
 
