@@ -18,8 +18,10 @@ is done here, at bundle time:
 - ``kokoro/``: KModel and its modules from the installed kokoro 0.9.4 (Apache-2.0, its LICENSE
   beside them), with the pipeline, loguru, huggingface_hub and transformers imports taken out
   (``_albert.py``, :mod:`gpu_bundle_albert`, stands in for transformers' ALBERT);
-- ``torch_weights.py``, ``torch_batch.py`` (the container's real ``Batcher``), ``gpu_bundle_pack.py``,
-  ``gpu_bundle_run.py`` (the measurement) and ``run.sh``.
+- ``torch_weights.py``, ``torch_batch.py`` (the container's former ``Batcher``), ``gpu_bundle_pack.py``,
+  ``gpu_bundle_run.py`` and ``gpu_bundle_serving.py`` (the measurement) and ``run.sh``;
+- ``reference_container/synthesizers/``: the container's batched route (``kokoro_batched``,
+  ``kokoro_masked``) and its serving loop (``model_loop``), the files the container runs.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ from bidi_tts.exit_codes import Parser  # noqa: E402
 CALL_LIMIT = 64 * 2**20  # what one call to the GPU machine carries, checkout included
 VOICES = ("af_heart", "am_adam", "bf_emma", "bm_george")
 KOKORO_FILES = ("model.py", "modules.py", "istftnet.py", "custom_stft.py")
+CONTAINER_FILES = tuple(f"reference_container/{name}" for name in (
+    "__init__.py", "synthesizers/__init__.py", "synthesizers/kokoro_batched.py", "synthesizers/kokoro_masked.py",
+    "synthesizers/model_loop.py"))
 PROBE_QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
 CHECK_TEXT = "The quick brown fox jumps over the lazy dog near the bank."
 # (pattern, replacement) per vendored file: what must not be imported on the GPU machine.
@@ -208,8 +213,12 @@ def build(out: Path, kokoro_dir: Path | None = None, log: Any = print) -> dict[s
     for source, name in ((ROOT / "reference_container" / "torch_weights.py", "torch_weights.py"),
                          (ROOT / "reference_container" / "synthesizers" / "torch_batch.py", "torch_batch.py"),
                          (ROOT / "bench" / "gpu_bundle_pack.py", "gpu_bundle_pack.py"),
-                         (ROOT / "bench" / "gpu_bundle_run.py", "gpu_bundle_run.py")):
+                         (ROOT / "bench" / "gpu_bundle_run.py", "gpu_bundle_run.py"),
+                         (ROOT / "bench" / "gpu_bundle_serving.py", "gpu_bundle_serving.py")):
         shutil.copy(source, out / name)
+    for name in CONTAINER_FILES:  # the container's batched route, as the package it imports itself as
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, out / name)
     (out / "run.sh").write_text(RUN_SH, encoding="utf-8")
     (out / "run.sh").chmod(0o755)
     manifest: dict[str, Any] = {"built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": _commit(),

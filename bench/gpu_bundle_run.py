@@ -459,11 +459,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="CPU smoke run: every step once, on the shortest units")
     p.add_argument("--seconds", type=float, default=10.0, help="length of each concurrency step")
     p.add_argument("--window-ms", type=float, default=5.0, help="the Batcher's window")
+    p.add_argument("--steps", default=",".join(DEFAULT_STEPS),
+                   help=f"steps to run, comma-separated (default: %(default)s; also: {', '.join(LEGACY_STEPS)})")
+    p.add_argument("--serving-sessions", default="1,16,64,128,256", help="LLM-paced sessions per serving step")
+    p.add_argument("--serving-modes", default="bf16,tf32", help="precisions of the serving steps (CUDA)")
+    p.add_argument("--batch-max", type=int, default=256, help="the serving loop's batch bound")
+    p.add_argument("--serving-window-ms", type=float, default=4.0, help="the serving loop's window")
+    p.add_argument("--llm-chars-per-s", type=float, default=80.0, help="the pace at which a session's text arrives")
     p.add_argument("--out", type=Path, help="results folder (default: $OUT, else results/ in the bundle)")
     try:
         args = p.parse_args(argv)
     except SystemExit as exc:
         return EXIT_USAGE if exc.code else 0
+    wanted = [s.strip() for s in args.steps.split(",") if s.strip()]
+    unknown = [s for s in wanted if s not in DEFAULT_STEPS + LEGACY_STEPS]
+    if unknown:
+        print(f"run.sh: unknown step(s) {', '.join(unknown)}", file=sys.stderr)
+        return EXIT_USAGE
     out = args.out or (Path(os.environ["OUT"]) if os.environ.get("OUT") else HERE / "results")
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -514,14 +526,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"run.sh: {exc}", file=sys.stderr)
         return EXIT_BROKEN
     save()
-    steps: list[tuple[str, Callable[[], Any]]] = [
-        ("ttfa_batch1", lambda: ttfa_batch1(model, bundle, args.device, args.quick)),
-        ("concurrency", lambda: concurrency(model, bundle, args.device, args.quick, args.seconds,
-                                            args.window_ms, report, save)),
-        ("batch_passes", lambda: batch_passes(model, bundle, args.device, args.quick)),
-        ("cost_split", lambda: cost_split(model, bundle, args.device, args.quick)),
-        ("ttfa_compiled", lambda: ttfa_compiled(model, bundle, args.device, args.quick)),
-    ]
+    steps = [(name, step) for name, step in batched_steps(model, bundle, args, out, report, save)
+             + legacy_steps(model, bundle, args, report, save) if name in wanted]
     for name, step in steps:
         started = time.perf_counter()
         try:
@@ -541,6 +547,59 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return EXIT_FAILED
     return 0
+
+
+DEFAULT_STEPS = ("batched_equal", "precision_audio", "batch1_batched", "batched_throughput", "serving")
+LEGACY_STEPS = ("ttfa_batch1", "concurrency", "batch_passes", "cost_split", "ttfa_compiled")
+
+
+def batched_steps(model: Any, bundle: Bundle, args: Any, out: Path, report: dict[str, Any],
+                  save: Callable[[], None]) -> list[tuple[str, Callable[[], Any]]]:
+    """The batched route's steps (:mod:`gpu_bundle_serving`)."""
+    try:
+        import gpu_bundle_serving as serving_steps  # in the bundle
+    except ImportError:
+        from bench import gpu_bundle_serving as serving_steps  # in the checkout
+    route = serving_steps.BatchedRoute(model, bundle, args.device)
+
+    def serving() -> None:
+        report["serving"] = []
+        modes = [m for m in args.serving_modes.split(",") if m in serving_steps.modes_for(args.device)] or ["fp32"]
+        levels = [1, 2] if args.quick else [int(x) for x in args.serving_sessions.split(",")]
+        for mode in modes:
+            for sessions in levels if mode == modes[0] else [x for x in levels if x >= 64] or levels[-1:]:
+                row = serving_steps.serving(route, mode, sessions, 2.0 if args.quick else 12.0,
+                                            batch_max=args.batch_max, window_ms=args.serving_window_ms,
+                                            chars_per_s=args.llm_chars_per_s, quick=args.quick,
+                                            sampler_cls=GpuSampler)
+                report["serving"].append(row)
+                log.info("serving %s sessions=%3d audio s/s=%7.1f first audio p50/p95=%s/%s ms underruns=%d "
+                         "batch mean=%s padding=%s busy=%.0f%% mem=%s GiB util=%s", mode, sessions,
+                         row["audio_per_wall_s"], _fmt(row["first_audio_p50_ms"]), _fmt(row["first_audio_p95_ms"]),
+                         row["underruns"], _fmt(row["batch_mean"]), _fmt((row["padding_mean"] or 0) * 100),
+                         row["loop_busy_share"] * 100, _fmt(row["peak_mem_gib"]), _fmt(row["util_mean_pct"]))
+                save()
+
+    return [
+        ("batched_equal", lambda: serving_steps.batched_equal(route, args.quick)),
+        ("precision_audio", lambda: serving_steps.precision_audio(route, out, args.quick)),
+        ("batch1_batched", lambda: serving_steps.batch1_batched(route, args.quick)),
+        ("batched_throughput", lambda: serving_steps.batched_throughput(route, args.quick, log.info)),
+        ("serving", serving),
+    ]
+
+
+def legacy_steps(model: Any, bundle: Bundle, args: Any, report: dict[str, Any],
+                 save: Callable[[], None]) -> list[tuple[str, Callable[[], Any]]]:
+    """The first GPU run's steps (2026-12-04): KModel's own call, threads, the old Batcher."""
+    return [
+        ("ttfa_batch1", lambda: ttfa_batch1(model, bundle, args.device, args.quick)),
+        ("concurrency", lambda: concurrency(model, bundle, args.device, args.quick, args.seconds,
+                                            args.window_ms, report, save)),
+        ("batch_passes", lambda: batch_passes(model, bundle, args.device, args.quick)),
+        ("cost_split", lambda: cost_split(model, bundle, args.device, args.quick)),
+        ("ttfa_compiled", lambda: ttfa_compiled(model, bundle, args.device, args.quick)),
+    ]
 
 
 if __name__ == "__main__":

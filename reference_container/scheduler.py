@@ -47,6 +47,7 @@ import numpy as np
 from reference_container.logs import kv
 from reference_container.policies import PickStats, PlaybackEstimate, Policy, SessionQueues, pick, unit_deadline
 from reference_container.scheduler_stats import StatsWriter
+from reference_container.synthesizers.model_loop import set_thread_deadline
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ class Job:
     enqueued_at: float = field(default_factory=time.perf_counter)
     started_at: float | None = None
     finished_at: float | None = None
+    deadline: float | None = None  # the policy's deadline when the job was picked (the model loop's order)
 
     @property
     def queue_wait_s(self) -> float | None:
@@ -316,6 +318,7 @@ class Scheduler:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
+            job.deadline = self.deadline(job)
             self._running.setdefault(job.session_id, set()).add(job)
             try:
                 await self._loop.run_in_executor(self._pool, self._run, job)
@@ -331,6 +334,7 @@ class Scheduler:
         assert self._loop is not None
         job.started_at = self._clock()
         result: object = _DONE
+        set_thread_deadline(job.deadline)
         try:
             if job.cancel_flag.is_set():
                 result = JobCancelled()
@@ -352,5 +356,6 @@ class Scheduler:
             log.exception("event=synthesis_failed session=%s chars=%d", job.session_id, len(job.text))
             result = JobFailed()
         finally:
+            set_thread_deadline(None)
             job.finished_at = self._clock()
             self._loop.call_soon_threadsafe(self._finish, job, result)

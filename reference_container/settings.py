@@ -39,6 +39,9 @@ class Settings:
     scheduler_policy: str = "deadline"  # --scheduler: a Policy name (AppState.scheduler is the Scheduler)
     deadline_margin_s: float = 0.5
     batch_window_ms: float = 0.0  # torch and timed routes: 0 runs each model call alone
+    batch_max: int = 0  # units in one batched pass (0: --synth-workers)
+    g2p_processes: int = 0  # torch route with batching: G2P worker processes (0: in the workers' threads)
+    precision: str = "auto"  # torch route: fp32, tf32 or bf16 (auto: tf32 on CUDA, fp32 on the CPU)
     timed_profile: str | None = None  # timed backend: a shipped profile's name or a JSON file
     onnx_threads: int = 0  # 0: one per CPU core
     default_voice: str = protocol.DEFAULT_VOICE
@@ -191,8 +194,17 @@ OPTIONS: tuple[_Option, ...] = (
     _Option("--deadline-margin", "deadline_margin_s", "DEADLINE_MARGIN_S", _seconds(positive=False),
             "seconds of unplayed audio the deadline scheduler keeps in hand", "S"),
     _Option("--batch-window-ms", "batch_window_ms", "BATCH_WINDOW_MS", _seconds(positive=False, high=1000),
-            "torch and timed backends: batch the workers' model calls, waiting at most this long for a batch to "
-            "fill (0: off)", "MS"),
+            "torch and timed backends: serve every model call through one serving loop that batches the whole "
+            "model across the workers' units, waiting at most this long for a batch to fill (0: off; on a GPU "
+            "see docs/gpu.md)", "MS"),
+    _Option("--batch-max", "batch_max", "BATCH_MAX", _int_range(0),
+            "with --batch-window-ms: most units in one batched pass (0: --synth-workers)", "N"),
+    _Option("--g2p-processes", "g2p_processes", "G2P_PROCESSES", _int_range(0),
+            "torch backend with --batch-window-ms: G2P worker processes, off the model's process (0: G2P in "
+            "the worker threads); the timed backend models the same bound", "N"),
+    _Option("--precision", "precision", "KOKORO_PRECISION", _choice(("auto", "fp32", "tf32", "bf16")),
+            "torch backend's batched forward: fp32, tf32 or bf16 (tf32 and bf16 need CUDA; auto: tf32 on "
+            "CUDA, fp32 on the CPU)", "{auto,fp32,tf32,bf16}"),
     _Option("--onnx-threads", "onnx_threads", "ONNX_THREADS", _int_range(0),
             "onnxruntime intra-op threads (0: one per CPU core)", "N"),
     _Option("--default-voice", "default_voice", "DEFAULT_VOICE", _voice_name,
@@ -266,6 +278,8 @@ def parse_args(
             except (argparse.ArgumentTypeError, ValueError) as exc:
                 parser.error(f"environment variable {opt.env}: {exc}")
     settings = Settings(**values, warmup=not ns.no_warmup)
+    if settings.precision in ("tf32", "bf16") and settings.device == "cpu":
+        parser.error(f"--precision {settings.precision} needs CUDA (--device cpu runs fp32)")
     if settings.backend == "timed" and not settings.timed_profile:
         parser.error("--backend timed needs --timed-profile NAME|PATH (e.g. h200-eager)")
     return settings, ns

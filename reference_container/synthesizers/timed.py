@@ -2,9 +2,9 @@
 
 ``--backend timed --timed-profile NAME|PATH``: simulation, for capacity planning without the device.
 It sits behind the same seam as the real backends, so every unit goes through the same scheduler,
-workers, deadlines and (with ``--batch-window-ms``) the same :class:`~.torch_batch.Batcher` as on
-the real model; only the model call is replaced by a wait of the profile's predicted length
-(:mod:`.timed_profile`).
+workers, deadlines and (with ``--batch-window-ms``) the same serving loop
+(:class:`~.model_loop.ModelLoop`) as on the real model; only the model pass is replaced by a wait of
+the profile's predicted length (:mod:`.timed_profile`).
 
 - Tokens: estimated from characters (``tokens_per_char``, calibrated against misaki); the real G2P
   is not imported, so the backend starts in a second with no model files. Its cost is the profile's
@@ -12,9 +12,12 @@ the real model; only the model call is replaced by a wait of the profile's predi
 - Concurrency: :class:`SharedDevice` is processor sharing with the profile's throughput curve: with
   k calls running, each advances at throughput(k)/k of its solo speed, re-evaluated whenever a call
   starts or ends.
-- Batches: one pass of k units costs ``s call(n_max) + (1 - s) sum call(n_i)`` (``batch_shared_fraction``).
+- Batches: one pass costs the profile's ``batch_s`` (whole-model batches padded to the longest
+  unit for ``h200-batched``; ``s call(n_max) + (1 - s) sum call(n_i)`` for the older profiles).
 - G2P: a wait on the worker's thread (it holds the worker, as KPipeline's G2P does in the real
-  workers); with ``g2p_on_device`` it is device work too, sharing the device with the calls.
+  workers); with ``g2p_on_device`` it is device work too, sharing the device with the calls. With
+  `g2p_processes` > 0 it waits for one of that many G2P processes (the torch route's
+  ``--g2p-processes``), so at most that many G2P runs overlap.
 - Spread: with ``call_cv`` each call's cost is scaled by a log-normal draw of mean 1 (a seeded
   generator: runs repeat).
 - Audio: a quiet 200 Hz tone (-20 dBFS, so a listener measuring audible samples hears it) of the
@@ -39,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from reference_container.onset import KEEP_S
+from reference_container.synthesizers.model_loop import ModelLoop, thread_deadline
 from reference_container.synthesizers.timed_profile import Profile
-from reference_container.synthesizers.torch_batch import Batcher, ModelCall
 
 log = logging.getLogger(__name__)
 
@@ -116,15 +119,17 @@ class TimedSynthesizer:
     name = "timed"
     sample_rate = 24_000
 
-    def __init__(self, profile: Profile, *, workers: int = 1, batch_window_ms: float = 0.0,
-                 clock: Callable[[], float] = time.perf_counter, sleep: Callable[[float], None] = time.sleep,
-                 seed: int = 0) -> None:
+    def __init__(self, profile: Profile, *, workers: int = 1, batch_window_ms: float = 0.0, batch_max: int = 0,
+                 g2p_processes: int = 0, clock: Callable[[], float] = time.perf_counter,
+                 sleep: Callable[[float], None] = time.sleep, seed: int = 0) -> None:
         self.profile = profile
         self.device = SharedDevice(profile.throughput, clock)
         self._sleep = sleep
         self._workers = max(1, workers)
         self.batch_window_ms = batch_window_ms
-        self.batcher: Batcher | None = None
+        self.batch_max = batch_max or self._workers
+        self.loop: ModelLoop[int] | None = None
+        self._g2p_slots = threading.BoundedSemaphore(g2p_processes) if g2p_processes > 0 else None
         self.calls = 0
         self._rng = random.Random(seed)
         sigma = math.sqrt(math.log1p(profile.call_cv**2))
@@ -141,27 +146,29 @@ class TimedSynthesizer:
 
     def load(self) -> None:
         if self.batch_window_ms > 0:
-            self.batcher = Batcher(None, window_s=self.batch_window_ms / 1000, max_batch=self._workers,
-                                   forward=self._forward)
+            self.loop = ModelLoop(self._forward, batch_max=self.batch_max, window_s=self.batch_window_ms / 1000)
         log.info("event=model_loaded backend=timed profile=%s source=%r batch_window_ms=%s "
                  "message=\"simulation: synthesis times and audio lengths come from the profile\"",
                  self.profile.name, self.profile.source[:80], self.batch_window_ms)
 
-    def _forward(self, batch: list[ModelCall]) -> list[Any]:
-        """One batched pass (the Batcher's thread): every unit's tokens ride in `ref_s`."""
-        self.device.run(self.spread(self.profile.batch_s([int(c.ref_s) for c in batch])))
-        return [None] * len(batch)
+    def _forward(self, tokens: list[int]) -> list[Any]:
+        """One batched pass (the serving loop's thread) over units of these token counts."""
+        self.device.run(self.spread(self.profile.batch_s(tokens)))
+        return [None] * len(tokens)
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[np.ndarray]:
         profile = self.profile
         g2p_s = profile.g2p_s(text)
         if profile.g2p_on_device:
             self.device.run(g2p_s)
+        elif self._g2p_slots is not None:
+            with self._g2p_slots:
+                self._sleep(g2p_s)
         else:
             self._sleep(g2p_s)
         for i, tokens in enumerate(profile.split_tokens(profile.tokens(text))):
-            if self.batcher is not None:
-                self.batcher(text, tokens, speed)
+            if self.loop is not None:
+                self.loop(tokens, tokens, thread_deadline())
             else:
                 self.device.run(self.spread(profile.call_s(tokens)))
             self.calls += 1

@@ -32,6 +32,10 @@ any other is given by path). Every cost is wall time on the device it was measur
 - ``batch_shared_fraction``: a batched forward pass of k units of n_1..n_k tokens costs
   ``s * call(max n_i) + (1 - s) * sum(call(n_i))``: the share s is paid once per batch, padded to
   the longest unit, the rest per unit at its own length;
+- ``batch_pass_fixed_ms``, ``batch_pass_ms_per_padded_audio_s`` (optional): the whole-model batched
+  forward (:mod:`.kokoro_batched`, every tensor batched and padded to the longest unit): a pass of B
+  units whose longest makes A seconds of audio costs fixed + per_padded_audio_s * B * A. When given,
+  they replace ``batch_shared_fraction``'s model, so padding costs what it cost on the device;
 - ``g2p_on_device``: true when the G2P competes with the model for the same processor (the CPU
   container: onnxruntime and the G2P share the cores), so it counts as device work;
 - ``name``, ``description``, ``source``: what it is and where its numbers come from.
@@ -74,6 +78,8 @@ class Profile:
     g2p_on_device: bool = False
     call_cv: float = 0.0
     unit_onset_s: float = 0.0
+    batch_pass_fixed_ms: float = 0.0
+    batch_pass_ms_per_padded_audio_s: float = 0.0
     call_ms_by_tokens: tuple[tuple[float, float], ...] = ()
     audio_s_by_tokens: tuple[tuple[float, float], ...] = ()
     description: str = ""
@@ -96,6 +102,9 @@ class Profile:
         """Seconds of one batched forward pass over units of these token counts: the shared part
         once, padded to the longest unit; the rest per unit at its own length (``torch_batch``
         runs the F0/noise predictor and the decoder per item on exactly that item's frames)."""
+        if self.batch_pass_ms_per_padded_audio_s > 0:
+            padded = len(tokens) * self.audio_s(max(tokens), 1.0)
+            return (self.batch_pass_fixed_ms + self.batch_pass_ms_per_padded_audio_s * padded) / 1000
         s = self.batch_shared_fraction
         return s * self.call_s(max(tokens)) + (1 - s) * sum(self.call_s(n) for n in tokens)
 
@@ -128,6 +137,9 @@ class Profile:
                 "throughput_by_concurrency": {str(k): v for k, v in sorted(self.throughput_by_concurrency.items())},
                 "batch_shared_fraction": self.batch_shared_fraction, "g2p_on_device": self.g2p_on_device,
                 "call_cv": self.call_cv, "unit_onset_s": self.unit_onset_s,
+                **({"batch_pass_fixed_ms": self.batch_pass_fixed_ms,
+                    "batch_pass_ms_per_padded_audio_s": self.batch_pass_ms_per_padded_audio_s}
+                   if self.batch_pass_ms_per_padded_audio_s > 0 else {}),
                 **({"call_ms_by_tokens": [list(p) for p in self.call_ms_by_tokens]} if self.call_ms_by_tokens else {}),
                 **({"audio_s_by_tokens": [list(p) for p in self.audio_s_by_tokens]} if self.audio_s_by_tokens else {})}
 
@@ -202,8 +214,12 @@ def parse_profile(data: object, where: str) -> Profile:
     onset = _number(data, "unit_onset_s", where) if "unit_onset_s" in data else 0.0
     if onset > 5:
         raise ProfileError(f"profile {where}: 'unit_onset_s' must be from 0 to 5 seconds")
+    pass_fixed = _number(data, "batch_pass_fixed_ms", where) if "batch_pass_fixed_ms" in data else 0.0
+    pass_per_audio = (_number(data, "batch_pass_ms_per_padded_audio_s", where)
+                      if "batch_pass_ms_per_padded_audio_s" in data else 0.0)
     name = data.get("name", Path(where).stem)
-    return Profile(name=str(name), **numbers, max_tokens_per_call=max_tokens, audio_s_per_call=per_call,
+    return Profile(batch_pass_fixed_ms=pass_fixed, batch_pass_ms_per_padded_audio_s=pass_per_audio,
+                   name=str(name), **numbers, max_tokens_per_call=max_tokens, audio_s_per_call=per_call,
                    throughput_by_concurrency=curve, call_cv=call_cv, unit_onset_s=onset,
                    call_ms_by_tokens=_points(data, "call_ms_by_tokens", where),
                    audio_s_by_tokens=_points(data, "audio_s_by_tokens", where),

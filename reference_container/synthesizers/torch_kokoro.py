@@ -12,8 +12,13 @@ other value is taken for a voice *name* and looked up on the hub.
 dict) and calibrated durations: it runs the real code at the real cost per audio second, for tests
 and GPU timing only. It speaks noise.
 
-`batch_window_ms > 0` batches the model calls of the workers (one per session being served) into
-one forward pass, waiting at most that long for a batch to fill (:mod:`.torch_batch`).
+`batch_window_ms > 0` serves every model call through one serving loop
+(:class:`~.model_loop.ModelLoop`) that owns the model and runs the whole model batched across the
+workers' units (:mod:`.kokoro_batched`: each item as if alone), at most `batch_max` a pass, in
+playback-deadline order, waiting at most that window. G2P then runs in `g2p_processes` worker
+processes (:mod:`reference_container.g2p_pool`), or, with 0, in the workers' threads.
+`precision` (``auto``: tf32 on CUDA, fp32 on the CPU) is the batched forward's numeric mode
+(:data:`.kokoro_batched.PRECISIONS`); the unbatched route runs fp32.
 """
 
 from __future__ import annotations
@@ -30,8 +35,10 @@ from typing import Any
 import numpy as np
 
 from reference_container import assets, torch_weights
-from reference_container.g2p import install_spacy_shim, kokoro_pipeline
-from reference_container.synthesizers.torch_batch import BatchedModel, Batcher
+from reference_container.g2p import EnglishG2P, install_spacy_shim, kokoro_pipeline
+from reference_container.g2p_pool import G2PPool
+from reference_container.synthesizers.kokoro_batched import Unit, forward_batch, precision, precision_support, token_ids
+from reference_container.synthesizers.model_loop import ModelLoop, thread_deadline
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +93,9 @@ class TorchKokoro:
         default_voice: str = "af_heart",
         random_init: bool = False,
         batch_window_ms: float = 0.0,
+        batch_max: int = 0,
+        g2p_processes: int = 0,
+        precision: str = "auto",
     ) -> None:
         self._voices_dir = voices_dir
         self._weights_dir = weights_dir
@@ -96,8 +106,11 @@ class TorchKokoro:
         self._default_voice = default_voice
         self.random_init = random_init
         self.batch_window_ms = batch_window_ms
-        self.batcher: Batcher | None = None
-        self._batched: BatchedModel | None = None
+        self.batch_max = batch_max or self._workers
+        self.g2p_processes = g2p_processes
+        self.precision = precision
+        self.loop: ModelLoop[Any] | None = None
+        self._g2p: EnglishG2P | G2PPool | None = None
         self.device = "cpu"
         self.model: Any = None
         self._pipelines: queue.Queue[Any] = queue.Queue()
@@ -165,17 +178,41 @@ class TorchKokoro:
             calibrate_untrained_durations(model)
             log.warning("event=random_init_model message=\"torch model has random weights: it speaks noise\"")
         self.model = model.to(self.device).eval()
+        if self.precision == "auto":
+            self.precision = "tf32" if self.device.startswith("cuda") else "fp32"
+        why = precision_support(self.device).get(self.precision, f"unknown precision {self.precision!r}")
+        if why != "ok":
+            raise ValueError(f"--precision {self.precision} on {self.device}: {why}")
         if self.batch_window_ms > 0:
-            # Several workers' model calls share one forward pass (torch_batch); G2P stays per worker.
-            self.batcher = Batcher(self.model, window_s=self.batch_window_ms / 1000, max_batch=self._workers)
-            self._batched = BatchedModel(self.batcher)
-        for _ in range(self._workers):
-            self._pipelines.put(kokoro_pipeline("a", model=self.model))
+            # One loop owns the model; the workers' units meet there in whole-model batches.
+            self.loop = ModelLoop(self._forward_units, batch_max=self.batch_max, window_s=self.batch_window_ms / 1000)
+            self._g2p = G2PPool(self.g2p_processes) if self.g2p_processes > 0 else EnglishG2P()
+        else:
+            for _ in range(self._workers):
+                self._pipelines.put(kokoro_pipeline("a", model=self.model))
         self._bank = assets.find_voices(self._voices_dir, allow_hub=True, default_voice=self._default_voice)
         # CPU float32 tensors: the only voice type KPipeline.load_voice takes as a tensor.
         self._voices = {name: torch.from_numpy(pack.copy()) for name, pack in self._bank.packs.items()}
-        log.info("event=model_loaded backend=torch device=%s weights=%s converted=%s voices=%d voice_source=%s",
-                 self.device, weights, self.converted, len(self._voices), self._bank.source)
+        log.info("event=model_loaded backend=torch device=%s weights=%s converted=%s voices=%d voice_source=%s "
+                 "serving_loop=%s batch_max=%d g2p_processes=%d precision=%s", self.device, weights, self.converted,
+                 len(self._voices), self._bank.source, self.loop is not None, self.batch_max, self.g2p_processes,
+                 self.precision)
+
+    def _forward_units(self, units: list[Any]) -> list[np.ndarray]:
+        """One pass of the serving loop: the whole model on these units (its thread)."""
+        import torch
+
+        with torch.inference_mode(), precision(self.precision, self.device):
+            return [audio.numpy() for audio in forward_batch(self.model, units).audio]
+
+    def _synthesize_batched(self, text: str, pack: Any, speed: float) -> Iterator[np.ndarray]:
+        assert self.loop is not None and self._g2p is not None
+        for phonemes in list(self._g2p.phonemes(text)):
+            ids = token_ids(self.model.vocab, phonemes)
+            if len(ids) <= 2:
+                continue
+            unit = Unit(ids, pack[len(phonemes) - 1], speed)
+            yield self.loop(unit, len(ids), thread_deadline())
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[np.ndarray]:
         import torch
@@ -183,10 +220,13 @@ class TorchKokoro:
         if self.model is None:
             raise RuntimeError("synthesizer used before load()")
         pack = self._voices[voice]
+        if self.loop is not None:
+            yield from self._synthesize_batched(text, pack, speed)
+            return
         pipeline = self._pipelines.get()
         try:
             with torch.inference_mode():
-                for result in pipeline(text, voice=pack, speed=speed, split_pattern=None, model=self._batched):
+                for result in pipeline(text, voice=pack, speed=speed, split_pattern=None):
                     if result.audio is not None:
                         yield result.audio.detach().float().cpu().numpy().reshape(-1)
         finally:

@@ -200,7 +200,7 @@ def test_shared_device_slows_concurrent_calls_by_the_throughput_curve() -> None:
     assert 0.23 <= flat < 0.4
 
 
-def test_batches_go_through_the_shared_batcher_and_cost_the_batch_model() -> None:
+def test_batches_go_through_the_serving_loop_and_cost_the_batch_model() -> None:
     p = profile(call_fixed_ms=100.0, call_per_token_ms=0.0, batch_shared_fraction=1.0)
     synth = TimedSynthesizer(p, workers=4, batch_window_ms=50)
     synth.load()
@@ -211,7 +211,7 @@ def test_batches_go_through_the_shared_batcher_and_cost_the_batch_model() -> Non
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - started
-    assert synth.batcher is not None and max(synth.batcher.batch_sizes) > 1
+    assert synth.loop is not None and max(p.size for p in synth.loop.passes) > 1
     # Fully shared: one pass of 100 ms (plus the window) serves the four, not four passes (400 ms).
     assert elapsed < 0.3
 

@@ -1,4 +1,5 @@
-"""Batching across sessions on the torch route: same audio as unbatched, bounded wait.
+"""The first batching route (torch_batch: the text side batched, the decoder per item), kept for the GPU
+bundle's first-run steps; and the container's torch route through its serving loop.
 
 On the random-init model (sample for sample, within RTOL_OF_PEAK) and on the real weights rebuilt from
 the int8 ONNX model (same durations, within REAL_LOG_MEL_DB / REAL_RMS_RATIO, heard as the same
@@ -48,6 +49,8 @@ def no_noise(monkeypatch):
 
 
 def _phonemes(synth, text: str) -> str:
+    if synth.loop is not None:  # the serving loop's route: G2P without a model pipeline
+        return next(iter(synth._g2p.phonemes(text)))
     pipeline = next(iter(synth._pipelines.queue))
     return pipeline.g2p(text)[0]
 
@@ -97,13 +100,13 @@ def test_batcher_fills_batches_and_a_full_batch_does_not_wait_the_window(torch_s
     assert len(alone(ps, ref, 1.0).audio) > 0 and alone.batch_sizes == [1]
 
 
-def test_container_synthesizer_uses_the_batcher(torch_synth) -> None:
+def test_container_synthesizer_uses_the_serving_loop(torch_synth) -> None:
     from reference_container.synthesizers.torch_kokoro import TorchKokoro
 
     synth = TorchKokoro(device="cpu", random_init=True, workers=2, batch_window_ms=5)
     synth.load()
     chunks = list(synth.synthesize("Hello world.", "af_heart", 1.0))
-    assert synth.batcher is not None and synth.batcher.batch_sizes == [1]
+    assert synth.loop is not None and [p.size for p in synth.loop.passes] == [1]
     assert sum(len(c) for c in chunks) == sum(len(c) for c in torch_synth.synthesize("Hello world.", "af_heart", 1.0))
 
 
@@ -196,8 +199,8 @@ def test_the_real_weights_tolerance_rejects_a_batch_that_mixes_up_styles(real_sy
         assert _rms_ratio(a, b) > REAL_RMS_RATIO
 
 
-def test_batcher_serves_real_weights_through_the_pipeline(real_synth) -> None:
+def test_serving_loop_serves_real_weights(real_synth) -> None:
     chunks = list(real_synth.synthesize("Hello world.", "af_heart", 1.0))
-    assert real_synth.batcher is not None and real_synth.batcher.batch_sizes[-1] == 1
+    assert real_synth.loop is not None and real_synth.loop.passes[-1].size == 1
     audio = np.concatenate(chunks)
     assert 0.4 < len(audio) / 24_000 < 3 and np.isfinite(audio).all()
