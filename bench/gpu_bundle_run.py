@@ -465,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--serving-modes", default="bf16,tf32", help="precisions of the serving steps (CUDA)")
     p.add_argument("--batch-max", type=int, default=256, help="the serving loop's batch bound")
     p.add_argument("--serving-window-ms", type=float, default=4.0, help="the serving loop's window")
+    p.add_argument("--batch-tokens", type=int, default=3000, help="the serving loop's padded-token bound (0: none)")
     p.add_argument("--llm-chars-per-s", type=float, default=80.0, help="the pace at which a session's text arrives")
     p.add_argument("--out", type=Path, help="results folder (default: $OUT, else results/ in the bundle)")
     try:
@@ -569,7 +570,8 @@ def batched_steps(model: Any, bundle: Bundle, args: Any, out: Path, report: dict
         for mode in modes:
             for sessions in levels if mode == modes[0] else [x for x in levels if x >= 64] or levels[-1:]:
                 row = serving_steps.serving(route, mode, sessions, 2.0 if args.quick else 12.0,
-                                            batch_max=args.batch_max, window_ms=args.serving_window_ms,
+                                            batch_max=args.batch_max, batch_tokens=args.batch_tokens,
+                                            window_ms=args.serving_window_ms,
                                             chars_per_s=args.llm_chars_per_s, quick=args.quick,
                                             sampler_cls=GpuSampler)
                 report["serving"].append(row)

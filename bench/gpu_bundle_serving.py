@@ -82,9 +82,11 @@ def batched_equal(route: BatchedRoute, quick: bool) -> dict[str, Any]:
     import numpy as np
     import torch
 
-    corpus = sorted(route.bundle.manifest["corpus"], key=lambda u: u["tokens"])
-    picks = [corpus[round(q * (len(corpus) - 1))] for q in ((0.0, 1.0) if quick else
-                                                              (0.0, 0.15, 0.3, 0.45, 0.6, 0.75, 0.9, 1.0))]
+    corpus = sorted(route.bundle.units(quick), key=lambda u: u["tokens"])
+    if quick:  # the CPU smoke run: the two shortest units of different lengths
+        picks = [corpus[0], next(u for u in corpus if u["tokens"] != corpus[0]["tokens"])]
+    else:
+        picks = [corpus[round(q * (len(corpus) - 1))] for q in (0.0, 0.15, 0.3, 0.45, 0.6, 0.75, 0.9, 1.0)]
     rows = []
     wanted = []
     with torch.inference_mode():
@@ -142,13 +144,13 @@ def batch1_batched(route: BatchedRoute, quick: bool) -> dict[str, Any]:
 def batched_throughput(route: BatchedRoute, quick: bool, log: Callable[[str], None]) -> list[dict[str, Any]]:
     import torch
 
-    corpus = sorted(route.bundle.manifest["corpus"], key=lambda u: u["tokens"])
+    corpus = sorted(route.bundle.units(quick), key=lambda u: u["tokens"])
     sizes = (1, 2) if quick else (1, 16, 64, 128, 256)
     rows = []
     rng = random.Random(3)
     for mode in modes_for(route.device):
         for size in sizes:
-            for mix in ("sorted", "random"):
+            for mix in ("sorted",) if quick else ("sorted", "random"):
                 if size >= 256 and mode == "fp32" and mix == "random":
                     continue  # the slowest corner; fp32's ceiling is known from B=128
                 times, audio_s, padding = [], 0.0, 0.0
@@ -246,16 +248,16 @@ class _Session:
         return end
 
 
-def serving(route: BatchedRoute, mode: str, sessions: int, seconds: float, *, batch_max: int, window_ms: float,
-            chars_per_s: float, quick: bool, sampler_cls: Any) -> dict[str, Any]:
+def serving(route: BatchedRoute, mode: str, sessions: int, seconds: float, *, batch_max: int, batch_tokens: int,
+            window_ms: float, chars_per_s: float, quick: bool, sampler_cls: Any) -> dict[str, Any]:
     import torch
 
     from reference_container.synthesizers.model_loop import ModelLoop
 
-    corpus = route.bundle.manifest["corpus"]
-    messages = [corpus[i: i + 4] for i in range(0, len(corpus) - 3, 4)]
+    corpus = route.bundle.units(quick)
+    messages = [corpus[i: i + 4] for i in range(0, len(corpus) - 3, 4)] or [corpus]
     loop = ModelLoop(lambda units: route.forward(units, mode).audio, batch_max=batch_max,
-                     window_s=window_ms / 1000)
+                     window_s=window_ms / 1000, token_budget=batch_tokens or None)
     warm = route.unit(corpus[0])
     loop(warm, len(warm.ids))
     loop.passes.clear()
@@ -280,7 +282,8 @@ def serving(route: BatchedRoute, mode: str, sessions: int, seconds: float, *, ba
     passes = loop.passes
     busy = sum(p.seconds for p in passes)
     row: dict[str, Any] = {
-        "mode": mode, "sessions": sessions, "batch_max": batch_max, "window_ms": window_ms,
+        "mode": mode, "sessions": sessions, "batch_max": batch_max, "batch_tokens": batch_tokens,
+        "window_ms": window_ms,
         "llm_chars_per_s": chars_per_s, "wall_s": wall, "messages": len(firsts),
         "units": sum(p.units for p in people), "audio_s": sum(p.audio_s for p in people),
         "audio_per_wall_s": sum(p.audio_s for p in people) / wall,

@@ -132,9 +132,10 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--backend", choices=["onnx", "timed"], default="onnx",
                    help="backend of configurations that name none (default onnx)")
     p.add_argument("--timed-profile", metavar="NAME|PATH", help="profile of timed configurations that name none")
-    p.add_argument("--ttfa-basis", choices=["turn", "message"], default="turn",
+    p.add_argument("--ttfa-basis", choices=["turn", "message", "first"], default="turn",
                    help="turn: from the LLM's first token (waits for the LLM too); message: from each "
-                        "message's send")
+                        "message's send; first: each turn's first message from its send (what a listener "
+                        "waits once the LLM's first sentence is out)")
     p.add_argument("--sessions", nargs="+", type=int, default=[1, 2, 3, 4])
     p.add_argument("--seconds", type=float, default=40.0, help="length of one step")
     p.add_argument("--slo-ttfa-ms", type=float, default=2000.0)

@@ -67,11 +67,16 @@ class StepResult:
     load_after: float = 0.0
     sched: dict[str, float] = field(default_factory=dict)  # sched_delta over the step
     pause_s: float = 1.0
-    basis: str = "turn"  # what ttfa_ms measures: "turn" (from the LLM's first token) or "message" (from its send)
+    # what ttfa_ms measures: "turn" (from the LLM's first token), "message" (each from its send) or
+    # "first" (each turn's first message from its send)
+    basis: str = "turn"
 
     def ttfa_ms(self, q: float) -> float | None:
         if self.basis == "message":
             return self.message_ttfa_ms(q)
+        if self.basis == "first":
+            firsts = [t.message_ttfa_s[0] * 1000 for t in self.turns if t.message_ttfa_s]
+            return percentile(firsts, q) if firsts else None
         values = [t.ttfa_s * 1000 for t in self.turns if t.ttfa_s is not None]
         return percentile(values, q) if values else None
 

@@ -40,6 +40,7 @@ class Settings:
     deadline_margin_s: float = 0.5
     batch_window_ms: float = 0.0  # torch and timed routes: 0 runs each model call alone
     batch_max: int = 0  # units in one batched pass (0: --synth-workers)
+    batch_tokens: int = 0  # padded tokens in one batched pass, bounding its time (0: no bound)
     g2p_processes: int = 0  # torch route with batching: G2P worker processes (0: in the workers' threads)
     precision: str = "auto"  # torch route: fp32, tf32 or bf16 (auto: tf32 on CUDA, fp32 on the CPU)
     timed_profile: str | None = None  # timed backend: a shipped profile's name or a JSON file
@@ -199,6 +200,9 @@ OPTIONS: tuple[_Option, ...] = (
             "see docs/gpu.md)", "MS"),
     _Option("--batch-max", "batch_max", "BATCH_MAX", _int_range(0),
             "with --batch-window-ms: most units in one batched pass (0: --synth-workers)", "N"),
+    _Option("--batch-tokens", "batch_tokens", "BATCH_TOKENS", _int_range(0),
+            "with --batch-window-ms: most padded tokens in one pass (units x the longest unit's tokens), which "
+            "bounds how long a first unit can wait behind a running pass (0: no bound)", "N"),
     _Option("--g2p-processes", "g2p_processes", "G2P_PROCESSES", _int_range(0),
             "torch backend with --batch-window-ms: G2P worker processes, off the model's process (0: G2P in "
             "the worker threads); the timed backend models the same bound", "N"),

@@ -51,14 +51,14 @@ def build_synthesizer(settings: Settings) -> Synthesizer:
 
         return TimedSynthesizer(load_profile(settings.timed_profile or ""), workers=settings.synth_workers,
                                 batch_window_ms=settings.batch_window_ms, batch_max=settings.batch_max,
-                                g2p_processes=settings.g2p_processes)
+                                batch_tokens=settings.batch_tokens, g2p_processes=settings.g2p_processes)
     if backend == "torch":
         return TorchKokoro(
             voices_dir=settings.voices_dir, weights_dir=settings.weights_dir, cache_dir=settings.cache_dir,
             device=settings.device,
             workers=settings.synth_workers, default_voice=settings.default_voice,
             batch_window_ms=settings.batch_window_ms, batch_max=settings.batch_max,
-            g2p_processes=settings.g2p_processes, precision=settings.precision,
+            batch_tokens=settings.batch_tokens, g2p_processes=settings.g2p_processes, precision=settings.precision,
             # Timing runs with no trained weights (GPU benchmarks); documented in torch_kokoro.
             random_init=os.environ.get("KOKORO_TORCH_RANDOM_INIT") == "1",
         )

@@ -11,6 +11,11 @@ runs the batched forward (:func:`.kokoro_batched.forward_batch`, or the timed ba
   later pass, which they reach by their own deadlines.
 - **Bounded wait**: a pass leaves as soon as `batch_max` requests are queued, or the oldest queued
   request has waited `window_s`; never later. While a pass runs, requests gather for the next.
+- **Work that can wait, waits**: no pass starts while the most urgent request is due more than
+  `horizon_s` from now (its listener still holds that much audio beyond the scheduler's margin).
+  Such units gather into fuller passes later, and the device stays free for a first unit, which
+  would otherwise wait behind a pass of units nobody needs yet. ``horizon_s=None``: every request
+  is served as soon as the window allows.
 - **Bounded size**: at most `batch_max` requests and `token_budget` padded tokens (batch size times
   the longest unit: activation memory grows with it).
 
@@ -68,7 +73,7 @@ class ModelLoop[P]:
     """See the module docstring. `forward(payloads) -> results` runs one pass, a result per payload."""
 
     def __init__(self, forward: Callable[[list[P]], Sequence[Any]], *, batch_max: int, window_s: float,
-                 max_pad_ratio: float = 1.5, token_budget: int | None = None,
+                 max_pad_ratio: float = 1.5, token_budget: int | None = None, horizon_s: float | None = 0.3,
                  clock: Callable[[], float] = time.perf_counter, name: str = "model-loop") -> None:
         if batch_max < 1 or window_s < 0 or max_pad_ratio < 1:
             raise ValueError("batch_max must be >= 1, window_s >= 0 and max_pad_ratio >= 1")
@@ -77,6 +82,7 @@ class ModelLoop[P]:
         self.window_s = window_s
         self.max_pad_ratio = max_pad_ratio
         self.token_budget = token_budget
+        self.horizon_s = horizon_s
         self._clock = clock
         self._queue: list[Request[P]] = []
         self._cond = threading.Condition()
@@ -117,7 +123,8 @@ class ModelLoop[P]:
     def next_batch(self, now: float) -> list[Request[P]] | float:
         """The batch to run at `now` (taken off the queue), or how long to wait first (lock held)."""
         planned = plan_batch(self._queue, now, batch_max=self.batch_max, window_s=self.window_s,
-                             max_pad_ratio=self.max_pad_ratio, token_budget=self.token_budget)
+                             max_pad_ratio=self.max_pad_ratio, token_budget=self.token_budget,
+                             horizon_s=self.horizon_s)
         if isinstance(planned, float):
             return planned
         taken = set(map(id, planned))
@@ -152,13 +159,19 @@ class ModelLoop[P]:
 
 
 def plan_batch[P](queue: Sequence[Request[P]], now: float, *, batch_max: int, window_s: float,
-                  max_pad_ratio: float, token_budget: int | None) -> list[Request[P]] | float:
+                  max_pad_ratio: float, token_budget: int | None,
+                  horizon_s: float | None = None) -> list[Request[P]] | float:
     """The next pass's requests, or the seconds to wait before one is due (see the module docstring).
 
-    Due: `batch_max` requests are queued, or the oldest has waited `window_s`. Then the earliest
+    Due: the most urgent request is due within `horizon_s`, and `batch_max` requests are queued or
+    the oldest has waited `window_s`. Then the earliest
     deadline anchors the batch, and the others join in deadline order while the batch's longest stays
     within `max_pad_ratio` of its shortest and `token_budget` (size x longest) holds.
     """
+    if horizon_s is not None:
+        urgent = min(r.deadline for r in queue)
+        if urgent - horizon_s > now:
+            return urgent - horizon_s - now
     oldest = min(r.enqueued_at for r in queue)
     due_in = oldest + window_s - now
     if len(queue) < batch_max and due_in > 0:

@@ -120,7 +120,7 @@ class TimedSynthesizer:
     sample_rate = 24_000
 
     def __init__(self, profile: Profile, *, workers: int = 1, batch_window_ms: float = 0.0, batch_max: int = 0,
-                 g2p_processes: int = 0, clock: Callable[[], float] = time.perf_counter,
+                 batch_tokens: int = 0, g2p_processes: int = 0, clock: Callable[[], float] = time.perf_counter,
                  sleep: Callable[[float], None] = time.sleep, seed: int = 0) -> None:
         self.profile = profile
         self.device = SharedDevice(profile.throughput, clock)
@@ -128,6 +128,7 @@ class TimedSynthesizer:
         self._workers = max(1, workers)
         self.batch_window_ms = batch_window_ms
         self.batch_max = batch_max or self._workers
+        self.batch_tokens = batch_tokens
         self.loop: ModelLoop[int] | None = None
         self._g2p_slots = threading.BoundedSemaphore(g2p_processes) if g2p_processes > 0 else None
         self.calls = 0
@@ -146,7 +147,8 @@ class TimedSynthesizer:
 
     def load(self) -> None:
         if self.batch_window_ms > 0:
-            self.loop = ModelLoop(self._forward, batch_max=self.batch_max, window_s=self.batch_window_ms / 1000)
+            self.loop = ModelLoop(self._forward, batch_max=self.batch_max, window_s=self.batch_window_ms / 1000,
+                                  token_budget=self.batch_tokens or None)
         log.info("event=model_loaded backend=timed profile=%s source=%r batch_window_ms=%s "
                  "message=\"simulation: synthesis times and audio lengths come from the profile\"",
                  self.profile.name, self.profile.source[:80], self.batch_window_ms)

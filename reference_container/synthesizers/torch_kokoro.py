@@ -94,6 +94,7 @@ class TorchKokoro:
         random_init: bool = False,
         batch_window_ms: float = 0.0,
         batch_max: int = 0,
+        batch_tokens: int = 0,
         g2p_processes: int = 0,
         precision: str = "auto",
     ) -> None:
@@ -107,6 +108,7 @@ class TorchKokoro:
         self.random_init = random_init
         self.batch_window_ms = batch_window_ms
         self.batch_max = batch_max or self._workers
+        self.batch_tokens = batch_tokens
         self.g2p_processes = g2p_processes
         self.precision = precision
         self.loop: ModelLoop[Any] | None = None
@@ -185,7 +187,8 @@ class TorchKokoro:
             raise ValueError(f"--precision {self.precision} on {self.device}: {why}")
         if self.batch_window_ms > 0:
             # One loop owns the model; the workers' units meet there in whole-model batches.
-            self.loop = ModelLoop(self._forward_units, batch_max=self.batch_max, window_s=self.batch_window_ms / 1000)
+            self.loop = ModelLoop(self._forward_units, batch_max=self.batch_max, window_s=self.batch_window_ms / 1000,
+                                  token_budget=self.batch_tokens or None)
             self._g2p = G2PPool(self.g2p_processes) if self.g2p_processes > 0 else EnglishG2P()
         else:
             for _ in range(self._workers):

@@ -258,9 +258,21 @@ def test_bundle_fits_one_call_and_runs_quick_in_a_fresh_venv(bundle: Path, fresh
     lonely = subprocess.run([fresh_python, "-c", "import reference_container"], cwd=tmp_path, env=_clean_env(),
                             capture_output=True, text=True, timeout=60)
     assert lonely.returncode != 0  # the project is not installed there
-    run = _run(fresh_python, bundle, tmp_path, "--device", "cpu", "--quick")
+    every_step = ",".join(gpu_bundle_run.DEFAULT_STEPS + gpu_bundle_run.LEGACY_STEPS)
+    run = _run(fresh_python, bundle, tmp_path, "--device", "cpu", "--quick", "--steps", every_step)
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads((tmp_path / "out" / "gpu_results.json").read_text())
+    # the batched route and the serving loop, as the container runs them
+    equal = report["batched_equal"]
+    assert equal["same_lengths"] and len(set(equal["frames"])) == 2
+    assert all(r["max_err_of_peak"] < 0.05 for r in equal["rows"])  # float32: phase drift, not a leak
+    assert [r["mode"] for r in report["precision_audio"]["rows"]] == ["fp32"]  # the CPU runs fp32 only
+    assert (tmp_path / "out" / "precision_audio.npz").stat().st_size > 1000
+    assert report["batch1_batched"]["fp32"][0]["median_ms"] > 0
+    assert [r["batch"] for r in report["batched_throughput"]] == [1, 2]
+    assert [r["sessions"] for r in report["serving"]] == [1, 2]
+    assert all(r["messages"] >= 1 and r["audio_per_wall_s"] > 0 and r["passes"] >= 1 for r in report["serving"])
+    # the first run's steps (KModel's own call, threads, the old Batcher)
     manifest = json.loads((bundle / "manifest.json").read_text())
     assert report["errors"] == {}
     assert report["rebuild"]["state_sha256"] == manifest["weights"]["state_sha256"]

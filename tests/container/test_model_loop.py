@@ -21,7 +21,8 @@ def _request(name: str, tokens: int, deadline: float, enqueued_at: float = 0.0) 
 
 
 def _plan(queue: list[Request[str]], now: float = 10.0, **bounds: Any) -> list[str] | float:
-    settings: dict[str, Any] = {"batch_max": 8, "window_s": 0.005, "max_pad_ratio": 1.5, "token_budget": None}
+    settings: dict[str, Any] = {"batch_max": 8, "window_s": 0.005, "max_pad_ratio": 1.5, "token_budget": None,
+                                "horizon_s": None}
     planned = plan_batch(queue, now, **{**settings, **bounds})
     return planned if isinstance(planned, float) else [r.payload for r in planned]
 
@@ -53,6 +54,15 @@ def test_no_pass_before_its_window_unless_full_and_never_after() -> None:
     assert _plan(queue, now=10.005, window_s=0.005) == ["a"]
     full = [_request(str(i), 40, 0.0, enqueued_at=10.0) for i in range(2)]
     assert _plan(full, now=10.0, batch_max=2, window_s=30.0) == ["0", "1"]
+
+
+def test_units_whose_listeners_hold_audio_wait_and_gather() -> None:
+    later = [_request("a", 40, deadline=12.0), _request("b", 40, deadline=12.2)]
+    wait = _plan(later, now=10.0, horizon_s=0.3)
+    assert isinstance(wait, float) and wait == pytest.approx(1.7)  # due at 12.0, started 0.3 s ahead
+    assert _plan(later, now=11.75, horizon_s=0.3) == ["a", "b"]
+    first = [*later, _request("first", 40, deadline=9.0)]  # a first unit is due at once: the others ride along
+    assert _plan(first, now=10.0, horizon_s=0.3) == ["first", "a", "b"]
 
 
 def test_the_loop_runs_passes_within_the_window_and_hands_results_back() -> None:

@@ -139,6 +139,13 @@ def test_message_basis_and_the_predicted_against_measured_table() -> None:
     assert "| 1.10 / " in rows[2] and rows[2].endswith("| 2 / 0 | 10.0 / 9.0 | 0.33 / 0.30 |")
 
 
+def test_first_basis_takes_each_turns_first_message_only() -> None:
+    turns = [TurnSample(2.0, 0, 10.0, 0, message_ttfa_s=[first, 0.9, 1.2]) for first in (0.1, 0.2, 0.3)]
+    first = StepResult("x", 3, 30.0, turns, 1.0, 1.0, {}, 1.0, "first")
+    assert first.ttfa_ms(50) == pytest.approx(200.0)  # later messages (0.9 s, 1.2 s) are not first audio
+    assert StepResult("x", 3, 30.0, turns, 1.0, 1.0, {}, 1.0, "message").ttfa_ms(50) == pytest.approx(900.0)
+
+
 def test_bad_profile_is_one_line_before_any_container_starts() -> None:
     import subprocess
     import sys
