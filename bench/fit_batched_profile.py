@@ -76,6 +76,35 @@ def profile(folder: Path, mode: str) -> tuple[dict[str, Any], list[str]]:
     return base, report
 
 
+# Memory bandwidth, the ratio the g5 estimate scales by: the A10G's 600 GB/s (the same as the A10's,
+# as Baseten's comparison of the two cards gives it) against the H200's 4.8 TB/s (docs/gpu.md). That
+# the batched pass is bound by memory traffic is an assumption: no profile of it on a GPU exists yet.
+A10G_BANDWIDTH_GBPS = 600.0
+H200_BANDWIDTH_GBPS = 4800.0
+SAMPLE_CHARS_PER_REQUEST = 25.2  # the AWS sample's g5 ladder (profiles/g5-xlarge.json's source)
+SAMPLE_REQUESTS_PER_S = 17.9
+
+
+def g5_estimate(data: dict[str, Any], batches: tuple[int, ...] = (1, 8, 32, 64, 128)) -> list[str]:
+    """ESTIMATE, not a measurement: the batched container on ml.g5.xlarge, the H200 fit's per-audio
+    cost scaled by the bandwidth ratio, its fixed cost per pass kept (host-side launches)."""
+    from reference_container.synthesizers.timed_profile import parse_profile
+
+    profile = parse_profile(data, "h200-batched")
+    ratio = H200_BANDWIDTH_GBPS / A10G_BANDWIDTH_GBPS
+    tokens = profile.tokens("x" * round(SAMPLE_CHARS_PER_REQUEST)) + 2
+    audio = profile.audio_s(tokens, 1.0)
+    lines = [f"g5 ESTIMATE (A10G {A10G_BANDWIDTH_GBPS:.0f} GB/s against H200 {H200_BANDWIDTH_GBPS:.0f} GB/s: "
+             f"{ratio:.1f}x the per-audio cost; {SAMPLE_CHARS_PER_REQUEST} chars = {tokens} tokens = {audio:.2f} s "
+             f"of audio a request):"]
+    for b in batches:
+        pass_ms = profile.batch_pass_fixed_ms + ratio * profile.batch_pass_ms_per_padded_audio_s * b * audio
+        lines.append(f"  B={b:3d}: pass {pass_ms:6.0f} ms, {b / pass_ms * 1000:5.1f} requests/s "
+                     f"({b / pass_ms * 1000 / SAMPLE_REQUESTS_PER_S:.1f}x the sample's measured "
+                     f"{SAMPLE_REQUESTS_PER_S})")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("folder", type=Path, help="the measurement folder (ceiling and mixed-length results)")
@@ -88,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fit_batched_profile: {args.folder / name} not found", file=sys.stderr)
             return 4
     data, report = profile(args.folder, args.mode)
-    print("\n".join(report))
+    print("\n".join(report + g5_estimate(data)))
     args.out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(f"fit_batched_profile: wrote {args.out} ({data['batch_pass_fixed_ms']} ms + "
           f"{data['batch_pass_ms_per_padded_audio_s']} ms per padded audio-second)")

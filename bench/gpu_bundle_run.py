@@ -45,25 +45,14 @@ EXIT_BROKEN, EXIT_USAGE, EXIT_FAILED = 1, 4, 70
 
 log = logging.getLogger("gpu_bundle")
 
+try:
+    from gpu_bundle_serving import percentile, sync  # in the bundle, beside this file
+except ImportError:
+    from bench.gpu_bundle_serving import percentile, sync  # in the checkout
+
 
 class CheckFailed(Exception):
     """A check of the rebuilt model failed; the message is the one line printed."""
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    ordered = sorted(values)
-    if not ordered:
-        return None
-    k = (len(ordered) - 1) * q / 100
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
-def sync(device: str) -> None:
-    if device == "cuda":
-        import torch
-
-        torch.cuda.synchronize()
 
 
 class Bundle:

@@ -28,7 +28,7 @@ from typing import Any
 SAMPLE_RATE = 24_000
 
 
-def _percentile(values: list[float], q: float) -> float | None:
+def percentile(values: list[float], q: float) -> float | None:
     ordered = sorted(values)
     if not ordered:
         return None
@@ -37,7 +37,7 @@ def _percentile(values: list[float], q: float) -> float | None:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def _sync(device: str) -> None:
+def sync(device: str) -> None:
     if device == "cuda":
         import torch
 
@@ -132,11 +132,11 @@ def batch1_batched(route: BatchedRoute, quick: bool) -> dict[str, Any]:
         for probe in probes:
             times = []
             for _ in range(1 if quick else 6):
-                _sync(route.device)
+                sync(route.device)
                 started = time.perf_counter()
                 route.forward([route.unit(probe)], mode)
                 times.append((time.perf_counter() - started) * 1000)
-            rows.append({"tokens": probe["tokens"], "ms": times, "median_ms": _percentile(times[1:] or times, 50)})
+            rows.append({"tokens": probe["tokens"], "ms": times, "median_ms": percentile(times[1:] or times, 50)})
         result[mode] = rows
     return result
 
@@ -163,7 +163,7 @@ def batched_throughput(route: BatchedRoute, quick: bool, log: Callable[[str], No
                     units = [route.unit(e) for e in picks]
                     if route.device == "cuda":
                         torch.cuda.reset_peak_memory_stats()
-                    _sync(route.device)
+                    sync(route.device)
                     started = time.perf_counter()
                     out = route.forward(units, mode)
                     elapsed = time.perf_counter() - started
@@ -172,7 +172,7 @@ def batched_throughput(route: BatchedRoute, quick: bool, log: Callable[[str], No
                         audio_s += sum(a.numel() for a in out.audio) / SAMPLE_RATE
                         padding = 1 - sum(out.frames) / (out.padded_frames * size)
                 wall = sum(times)
-                row = {"mode": mode, "batch": size, "mix": mix, "pass_ms_median": (_percentile(times, 50) or 0) * 1000,
+                row = {"mode": mode, "batch": size, "mix": mix, "pass_ms_median": (percentile(times, 50) or 0) * 1000,
                        "audio_per_wall_s": audio_s / wall if wall else None, "padding_frames": padding,
                        "peak_mem_gib": torch.cuda.max_memory_allocated() / 2**30 if route.device == "cuda" else None}
                 rows.append(row)
@@ -287,7 +287,7 @@ def serving(route: BatchedRoute, mode: str, sessions: int, seconds: float, *, ba
         "llm_chars_per_s": chars_per_s, "wall_s": wall, "messages": len(firsts),
         "units": sum(p.units for p in people), "audio_s": sum(p.audio_s for p in people),
         "audio_per_wall_s": sum(p.audio_s for p in people) / wall,
-        "first_audio_p50_ms": _percentile(firsts, 50), "first_audio_p95_ms": _percentile(firsts, 95),
+        "first_audio_p50_ms": percentile(firsts, 50), "first_audio_p95_ms": percentile(firsts, 95),
         "underruns": sum(p.underruns for p in people), "passes": len(passes),
         "batch_mean": sum(p.size for p in passes) / len(passes) if passes else None,
         "batch_max_seen": max((p.size for p in passes), default=0),

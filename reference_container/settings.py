@@ -168,7 +168,8 @@ OPTIONS: tuple[_Option, ...] = (
             "--timed-profile predicts and returns a tone of the predicted length; no model files)",
             "{auto,onnx,torch,timed}"),
     _Option("--timed-profile", "timed_profile", "TIMED_PROFILE", str,
-            "timed backend: a shipped profile (h200-eager, cpu-onnx-2core, g5-xlarge) or a profile JSON file "
+            "timed backend: a shipped profile (h200-batched, h200-measured, h200-eager, cpu-onnx-2core, g5-xlarge) or "
+            "a profile JSON file "
             "(docs/capacity.md)", "NAME|PATH", "none; required with --backend timed"),
     _Option("--device", "device", "KOKORO_DEVICE", _choice(("auto", "cpu", "cuda")),
             "device for the torch backend", "{auto,cpu,cuda}"),
