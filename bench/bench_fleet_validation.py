@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from bidi_tts.local_container import LocalContainer
-from bidi_tts_loadtest.fleet_validate import validate
+from bidi_tts_loadtest.fleet.validate import validate
 
 
 def profile(service_ms: float, cv: float) -> dict:

@@ -6,7 +6,7 @@ A simulation checked against a measurement: the timed backend configured like th
 (``fifo/1x1/whole``: one request at a time, whole messages) takes the closed-loop request ladder at the
 sample's rungs (N = 1, 5, 10, ..., 60 clients, ~25-character texts) and each rung's p95 time to first
 audio and throughput are set beside the sample's ml.g5.xlarge measurements
-(:mod:`bidi_tts_loadtest.published_g5`). Goal: p95 within 25% at every rung, saturation throughput
+(:mod:`bidi_tts_loadtest.ladder.published_g5`). Goal: p95 within 25% at every rung, saturation throughput
 within 10%. The edge's round trip is not added (the profile's ``source`` says why).
 """
 
@@ -18,7 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bidi_tts_loadtest import ladder, published_g5
+from bidi_tts_loadtest.ladder import cli as ladder
+from bidi_tts_loadtest.ladder import published_g5
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,8 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bidi_tts.fleet_plan import Curve, Rung
 from bidi_tts.local_container import LocalContainer
-from bidi_tts_loadtest.plan_model import Curve, Rung, lambda_star, latency_p95_ms, occupancy
+from bidi_tts_loadtest.plan.model import lambda_star, latency_p95_ms, occupancy
 
 TEXT = "Your table is ready now."  # 24 characters, about the sample's 25.2
 

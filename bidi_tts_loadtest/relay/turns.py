@@ -22,7 +22,7 @@ from bidi_tts.frames import FrameKind
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import AudioReceived, ClientSession, ErrorReceived, SynthesisCompleted, SynthesisStarted
 from bidi_tts.transports.base import Transport, TransportClosed, TransportError, TransportTimeout
-from bidi_tts_loadtest.turn import TurnConfig, release_schedule
+from bidi_tts_loadtest.core.turn import TurnConfig, release_schedule
 
 _ids = itertools.count()
 MAX_TEXT_CHARS = 20_000

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bidi_tts_loadtest.plan import main
+from bidi_tts_loadtest.plan.cli import main
 
 SAMPLE_LADDER = Path(__file__).with_name("data") / "ladder_g5_sample.json"
 POLICY = ["--slo-ms", "3000", "--scale-out-s", "320", "--surge", "1.25", "--instance-type", "ml.g5.xlarge"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest.calibrate import (
+from bidi_tts_loadtest.capacity.calibrate import (
     Observation,
     calibration_texts,
     fit,
@@ -133,7 +133,7 @@ def test_fit_by_length_needs_lengths_that_spread() -> None:
 
 def test_calibrate_run_prints_both_errors_and_writes_a_profile_by_length(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from bidi_tts_loadtest import calibrate
+    from bidi_tts_loadtest.capacity import calibrate
 
     def cost(c: float) -> float:
         return 0.3 + 0.03 * min(c, 40) + 0.01 * max(0, c - 40)
@@ -190,7 +190,7 @@ def test_the_unit_onset_is_measured_against_the_sentences_alone_and_kept_out_of_
 
 
 def test_refit_reads_the_kept_observations_and_writes_the_new_model(tmp_path: Path) -> None:
-    from bidi_tts_loadtest import calibrate
+    from bidi_tts_loadtest.capacity import calibrate
 
     obs = [{"units": o.units, "ttfa_s": o.ttfa_s, "audio_s": o.audio_s + 0.29 * (len(o.units) - 1)}
            for o in _observations(lambda c: 0.3 + 0.02 * c, lambda c: 0.06 * c)]

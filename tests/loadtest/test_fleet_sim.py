@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest import exit_codes
-from bidi_tts_loadtest.fleet_autoscaler import Policy
-from bidi_tts_loadtest.fleet_engine import Result, Setup, Windows
-from bidi_tts_loadtest.fleet_inputs import parse_curve
-from bidi_tts_loadtest.fleet_report import Meta, build
-from bidi_tts_loadtest.fleet_sim import main
-from bidi_tts_loadtest.fleet_traces import Trace
-from bidi_tts_loadtest.plan import main as plan_main
+from bidi_tts.fleet_plan import Policy, parse_curve
+from bidi_tts_loadtest.core import exit_codes
+from bidi_tts_loadtest.fleet.cli import main
+from bidi_tts_loadtest.fleet.engine import Result, Setup, Windows
+from bidi_tts_loadtest.fleet.report import Meta, build
+from bidi_tts_loadtest.fleet.traces import Trace
+from bidi_tts_loadtest.plan.cli import main as plan_main
 from tests.loadtest.plan_helpers import SAMPLE as PLAN_SAMPLE
 
 DATA = Path(__file__).parent / "data"
@@ -211,7 +210,7 @@ def test_new_capacity_serves_the_plans_scale_out_time_less_the_detection_lag(tmp
 
 
 def test_the_command_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.fleet_sim", "--plan", "/nope.json"], cwd=REPO,
+    bad = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.fleet.cli", "--plan", "/nope.json"], cwd=REPO,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == exit_codes.USAGE and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1

@@ -68,7 +68,7 @@ def test_a_finding_fires_in_its_situation_only(tmp_path: Path, name: str, level:
 
 
 def test_every_finding_has_a_case() -> None:
-    from bidi_tts_loadtest.plan_findings import CHECKS
+    from bidi_tts_loadtest.plan.findings import CHECKS
 
     assert len(CHECKS) == len(CASES)
 

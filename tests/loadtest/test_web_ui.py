@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from bidi_tts_loadtest.live import live_rows
+from bidi_tts_loadtest.run.live import live_rows
 from tests.loadtest.servers import ROOT, free_port, known_latency_server
 
 pytestmark = pytest.mark.timeout(90)
