@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.sample_standins import onnx_model
+from bench.sample.standins import onnx_model
 
 
 @dataclass

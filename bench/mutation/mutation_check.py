@@ -2,11 +2,11 @@
 passes, 1 when one fails (the mutant is killed), 2 when the container did not start.
 
 Serves the reference container in this process, from the source tree this script sits in (which
-bench/bench_mutation.py mutates), with a fast fake synthesizer (a tone as long as the text, in 0.2 s
+bench/mutation/bench_mutation.py mutates), with a fast fake synthesizer (a tone as long as the text, in 0.2 s
 chunks), and runs every case but content.* (they need speech) in the plugin's order, as the plugin
 does. Prints the cases that failed, one line each.
 
-    uv run python bench/mutation_check.py [--case GLOB ...]
+    uv run python bench/mutation/mutation_check.py [--case GLOB ...]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bidi_tts_conformance import selection
 from bidi_tts_conformance.cases import REGISTRY

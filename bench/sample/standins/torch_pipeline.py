@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.sample_standins import onnx_model
+from bench.sample.standins import onnx_model
 
 
 def _local_model() -> Any:

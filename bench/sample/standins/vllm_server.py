@@ -5,7 +5,7 @@
   here (at most STANDIN_VLLM_MAX_RUNNING completions run at once, default 4; the rest wait).
 - `POST /v1/completions` (`stream` true: SSE `data: {...}` lines, then `data: [DONE]`): the text of
   the proxy's Orpheus prompt spoken by this project's int8 ONNX Kokoro-82M, sentence by sentence,
-  sent as Orpheus audio tokens (7 per 2048-sample frame, bench/sample_standins/snac_codec.py) and cut
+  sent as Orpheus audio tokens (7 per 2048-sample frame, bench/sample/standins/snac_codec.py) and cut
   at `max_tokens` as vLLM cuts (the proxy asks 1200: 171 frames, 14.6 s). Pace and length: Kokoro's
   on this CPU (real-time factor about 0.57 on 2 cores), one sentence's tokens at a time once Kokoro
   made it; Orpheus on vLLM streams token by token (about 86 tokens per audio second).
@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from bench.sample_standins import onnx_model, snac_codec
+from bench.sample.standins import onnx_model, snac_codec
 
 _PROMPT_RE = re.compile(r"<custom_token_3>(?P<voice>[^:]*): (?P<text>.*)<\|eot_id\|>", re.DOTALL)
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")

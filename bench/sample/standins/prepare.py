@@ -36,11 +36,11 @@ def before_import(container: str, path: Path) -> None:
         sys.path.append(str(MODULES))
     _offline_g2p()
     if container == "kokoro":
-        from bench.sample_standins import torch_pipeline
+        from bench.sample.standins import torch_pipeline
 
         torch_pipeline.install()
     elif container == "chatterbox":
-        from bench.sample_standins import chatterbox_voices
+        from bench.sample.standins import chatterbox_voices
 
         os.environ.setdefault("VOICES_DIR", str(chatterbox_voices.write(Path(tempfile.mkdtemp(prefix="cbx-")))))
         os.environ.setdefault("MODEL_DIR", tempfile.mkdtemp(prefix="cbx-model-"))
@@ -48,7 +48,7 @@ def before_import(container: str, path: Path) -> None:
         global _vllm_url
         orpheus = _orpheus_dir(path)
         os.environ["SAMPLE_ORPHEUS_DIR"] = str(orpheus)
-        from bench.sample_standins import vllm_server
+        from bench.sample.standins import vllm_server
 
         _vllm_url = vllm_server.start_in_thread()
 

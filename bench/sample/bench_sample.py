@@ -13,14 +13,15 @@ the reference container, one after the other on the same machine, for issue 23's
 prints the same lines, with the verdict counts.
 
 With --sample-dir DIR --container NAME (or --reference) it starts the container itself, as a child
-process on a free port (bench/sample_target.py), so the cases that watch or signal the container
+process on a free port (bench/sample/sample_target.py), so the cases that watch or signal the container
 (stop.client.1, stop.sigterm.1) judge it; it stops the container at the end (SIGTERM, SIGKILL after
 15 s; also on Ctrl-C and on errors) and prints how it ended and where its output went.
 
-    uv run python bench/bench_sample.py [--only sample|good] [--json OUT]
-    uv run python bench/bench_sample.py --url http://127.0.0.1:8080 --name sample [--no-content] [--json OUT]
-    uv run python bench/bench_sample.py --sample-dir DIR --container kokoro-cpu [--port P] [--log FILE] [--no-content]
-    uv run python bench/bench_sample.py --reference [--port P] [--log FILE] [--no-content]
+    uv run python bench/sample/bench_sample.py [--only sample|good] [--json OUT]
+    uv run python bench/sample/bench_sample.py --url http://127.0.0.1:8080 --name sample [--no-content] [--json OUT]
+    uv run python bench/sample/bench_sample.py --sample-dir DIR --container kokoro-cpu [--port P] [--log FILE] \
+        [--no-content]
+    uv run python bench/sample/bench_sample.py --reference [--port P] [--log FILE] [--no-content]
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ import time
 from pathlib import Path
 from types import FrameType
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench import sample_target
+from bench.sample import sample_target
 from bidi_tts.exit_codes import RUN_FAILED, UNREACHABLE, USAGE, Parser
 from bidi_tts_conformance import selection
 from bidi_tts_conformance.cases import REGISTRY

@@ -1,13 +1,13 @@
 """STAND-IN for the sample's `tts_orpheus.snac_decode.SnacDecoder`: `decode_frames(codes) -> bytes`.
 
 Returns 16-bit PCM at 24 kHz, 2048 samples for each whole frame of 7 codes, looked up from the
-stand-in vLLM's Kokoro audio (bench/sample_standins/snac_codec.py). The real decoder runs the SNAC
+stand-in vLLM's Kokoro audio (bench/sample/standins/snac_codec.py). The real decoder runs the SNAC
 24 kHz model on the GPU; how many samples it returns for a 28-code window is its own choice.
 """
 
 from __future__ import annotations
 
-from bench.sample_standins import snac_codec
+from bench.sample.standins import snac_codec
 
 
 class SnacDecoder:

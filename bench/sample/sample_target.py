@@ -1,5 +1,5 @@
 """A container the bench starts itself as a child process: one of the AWS sample's four (through
-bench/sample_containers.py) or the reference (the pinned `python -m reference_container` command).
+bench/sample/sample_containers.py) or the reference (the pinned `python -m reference_container` command).
 
 A suite target of kind "process" with the serving process's `pid`, so the cases that watch or signal
 the container (stop.client.1, stop.sigterm.1; bidi_tts_conformance.process_probe) judge it, and with
@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from bench import sample_containers
-from bench.sample_standins import onnx_model, prepare
+from bench.sample import sample_containers
+from bench.sample.standins import onnx_model, prepare
 from bidi_tts.exit_codes import RUN_FAILED, USAGE
 from bidi_tts.local_container import free_port, start_command
 from bidi_tts_conformance.ping_log import PingLog
 from bidi_tts_conformance.process_probe import LocalProcess
 from bidi_tts_conformance.targets import READY_TIMEOUT_S, Progress, Target, wait_ready
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ZOMBIE_WAIT_S = 5.0
 STOP_GRACE_S = 15.0  # SIGTERM, then SIGKILL this long after (SageMaker waits 30 s; the bench need not)
 

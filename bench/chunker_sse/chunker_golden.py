@@ -1,7 +1,7 @@
 """48 sentence-boundary rules, one example each, with the expected split.
 
 The phenomena are those of the "golden rules" of Pragmatic Segmenter / pySBD (English); the
-sentences are our own. :func:`score` runs a splitter over them; ``bench/bench_chunker.py`` prints
+sentences are our own. :func:`score` runs a splitter over them; ``bench/chunker_sse/bench_chunker.py`` prints
 the score and ``tests/core/test_chunker.py`` keeps it from falling.
 """
 

@@ -1,9 +1,9 @@
 """One table for the protocol core's throughput: the sentence chunker and the SSE decoder.
 
-    uv run python bench/bench_core.py [--sizes 100000,1000000] [--fragment 8] [--repeats 3] [--json OUT]
+    uv run python bench/chunker_sse/bench_core.py [--sizes 100000,1000000] [--fragment 8] [--repeats 3] [--json OUT]
 
-Rows come from ``bench/bench_chunker.py``'s ``run()`` (when that file exists) and
-``bench/bench_sse.py``'s ``run()``, both called as ``run(sizes=..., fragment=...)``. The last column
+Rows come from ``bench/chunker_sse/bench_chunker.py``'s ``run()`` (when that file exists) and
+``bench/chunker_sse/bench_sse.py``'s ``run()``, both called as ``run(sizes=..., fragment=...)``. The last column
 is the linear-scaling ratio: time at the largest size over time at the smallest. With sizes of
 100 KB and 1 MB a linear implementation shows about 10; a re-scanning one shows about 100.
 """
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# Runnable both as `python bench/bench_core.py` and as `python -m bench.bench_core`.
+# Runnable both as `python bench/chunker_sse/bench_core.py` and as `python -m bench.chunker_sse.bench_core`.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 COLUMNS = ("component", "workload", "size", "fragment", "median_s", "MB/s", "ratio")

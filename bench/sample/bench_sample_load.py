@@ -8,7 +8,7 @@ message as ONE frame cannot run dry between frames, so its 0 is not a result), s
 SLO out of those judged, and audio seconds per second (Locust's `complete` rows: bytes / 48,000);
 then the ratios A/B. Numbers, not pass/fail.
 
-    python bench/bench_sample_load.py --a http://127.0.0.1:8081 --a-name kokoro-cpu \\
+    python bench/sample/bench_sample_load.py --a http://127.0.0.1:8081 --a-name kokoro-cpu \\
         --b http://127.0.0.1:8080 --b-name reference [--users 1 2 4] [--run-time 40] [--rounds 2] \\
         [--slo-ttfa-p95-ms 1000] [--out DIR] [--json OUT]
 """
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bidi_tts.exit_codes import USAGE, Parser  # noqa: E402

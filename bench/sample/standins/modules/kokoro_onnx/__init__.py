@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.sample_standins import onnx_model
+from bench.sample.standins import onnx_model
 
 
 class Kokoro:

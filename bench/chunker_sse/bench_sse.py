@@ -1,7 +1,7 @@
 """SSEDecoder throughput at 100 KB and 1 MB fed in small fragments (a benchmark, not a test).
 
-    uv run python bench/bench_sse.py                 # the table for this decoder alone
-    uv run python bench/bench_core.py                # with the chunker, in one table
+    uv run python bench/chunker_sse/bench_sse.py                 # the table for this decoder alone
+    uv run python bench/chunker_sse/bench_core.py                # with the chunker, in one table
 
 Two workloads: a realistic stream of base64 audio events (JSON data, ids, comments, mixed line
 ends) and one huge event whose single data line arrives in thousands of fragments, the shape that
@@ -100,7 +100,7 @@ def run(
 def main() -> None:
     """Print this benchmark's rows in the shared table format of bench_core."""
     try:
-        from bench.bench_core import print_table
+        from bench.chunker_sse.bench_core import print_table
     except ImportError:
         from bench_core import print_table  # type: ignore[no-redef]
     print_table(run())

@@ -5,12 +5,12 @@ The seeds' chunker appends each fragment to a buffer and re-splits the whole buf
 grows with the buffer, so it is quadratic. It is run on a capped prefix and its full cost is
 extrapolated (quadratically for the run-on text, linearly for prose, from its measured rate).
 
-It first prints the chunker's score on 48 sentence-boundary rules (``bench/chunker_golden.py``:
+It first prints the chunker's score on 48 sentence-boundary rules (``bench/chunker_sse/chunker_golden.py``:
 the phenomena of pySBD's English golden rules, our own sentences), and times a third text made of
 those 48 examples, which exercises the list, ellipsis and abbreviation paths.
 
 Times are CPU seconds of this process (``time.process_time``), so a busy shared machine skews them
-less than wall time would. Run: ``uv run python bench/bench_chunker.py`` (``--quick`` for 10 KB /
+less than wall time would. Run: ``uv run python bench/chunker_sse/bench_chunker.py`` (``--quick`` for 10 KB /
 100 KB).
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 from bidi_tts.chunker import IncrementalSentenceChunker, split_sentences
 
 try:
-    from bench.chunker_golden import GOLDEN, score
+    from bench.chunker_sse.chunker_golden import GOLDEN, score
 except ImportError:  # run as a script: bench/ is on sys.path, not the repository root
     from chunker_golden import GOLDEN, score  # type: ignore[no-redef]
 

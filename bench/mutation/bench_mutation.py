@@ -3,14 +3,14 @@
 cosmic-ray (from PyPI, run through uvx so that it is no dependency of the project) enumerates the
 mutants of reference_container/{ws_session,streaming,http_routes,segments}.py; this script draws a
 seeded sample of them and, for each, applies it to a scratch copy of the repository
-(`cosmic-ray apply`), runs bench/mutation_check.py there (the whole suite but content.* against the
+(`cosmic-ray apply`), runs bench/mutation/mutation_check.py there (the whole suite but content.* against the
 mutated container with a fast fake synthesizer) and records killed (a case failed, or the container
 did not start) or survived. Prints each mutant with the cases that killed it, and the score. Slow
 (about a minute a mutant on a quiet machine): not CI.
 
-    uv run python bench/bench_mutation.py [--sample 40] [--seed 23] [--json OUT] [--keep DIR]
-    uv run python bench/bench_mutation.py --mutant reference_container/ws_session.py:core/NumberReplacer:9
-    uv run python bench/bench_mutation.py --mutant ... --case 'robust.flood.*'   # only these cases as the test
+    uv run python bench/mutation/bench_mutation.py [--sample 40] [--seed 23] [--json OUT] [--keep DIR]
+    uv run python bench/mutation/bench_mutation.py --mutant reference_container/ws_session.py:core/NumberReplacer:9
+    uv run python bench/mutation/bench_mutation.py --mutant ... --case 'robust.flood.*'   # only these cases as the test
 
 Surviving mutants are judged by hand: docs/verdicts.md lists the equivalent ones with the reason.
 """
@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODULES = [f"reference_container/{name}.py" for name in ("ws_session", "streaming", "http_routes", "segments")]
 COPIED = ["bidi_tts", "bidi_tts_conformance", "reference_container", "tests", "bench", "pyproject.toml"]
 CHECK_TIMEOUT_S = 180  # the unmutated container takes about 20 s; a mutant that hangs counts as killed
@@ -56,7 +56,7 @@ def enumerate_mutants(work: Path) -> list[dict[str, object]]:
         "[cosmic-ray]\n"
         f"module-path = {json.dumps(MODULES)}\n"
         "timeout = 600.0\nexcluded-modules = []\n"
-        f'test-command = "{sys.executable} bench/mutation_check.py"\n'
+        f'test-command = "{sys.executable} bench/mutation/mutation_check.py"\n'
         '[cosmic-ray.distributor]\nname = "local"\n')
     session = work / "session.sqlite"
     subprocess.run([*cosmic_ray(), "init", str(config), str(session)], cwd=work, check=True,
@@ -85,7 +85,7 @@ def run_one(work: Path, mutant: dict[str, object], cases: list[str] | None = Non
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         try:
             selected = [arg for glob in cases or [] for arg in ("--case", glob)]
-            proc = subprocess.run([sys.executable, "bench/mutation_check.py", *selected], cwd=work, env=env,
+            proc = subprocess.run([sys.executable, "bench/mutation/mutation_check.py", *selected], cwd=work, env=env,
                                   capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
             code, out = proc.returncode, proc.stdout
         except subprocess.TimeoutExpired:

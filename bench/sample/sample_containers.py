@@ -4,10 +4,10 @@ The sample (aws-samples/sample-kokoro-tts-for-ai-agents) is NOT in this reposito
 and pass its folder. This script imports the container's own `serve.py` / `streaming_proxy.py` from
 there, byte for byte, and serves its Starlette `app` with uvicorn on 127.0.0.1, as its `__main__` does
 (`uvicorn.run(app, ...)`: the same signal handling). Only the model call is served by this project's
-Kokoro-82M (bench/sample_standins/); `--describe` prints what is real and what stands in.
+Kokoro-82M (bench/sample/standins/); `--describe` prints what is real and what stands in.
 
-    python bench/sample_containers.py --sample-dir DIR --container kokoro-cpu [--port 8080]
-    python bench/sample_containers.py --sample-dir DIR --container vllm --describe
+    python bench/sample/sample_containers.py --sample-dir DIR --container kokoro-cpu [--port 8080]
+    python bench/sample/sample_containers.py --sample-dir DIR --container vllm --describe
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.sample_standins import describe, prepare  # noqa: E402
+from bench.sample.standins import describe, prepare  # noqa: E402
 from bidi_tts.exit_codes import RUN_FAILED, USAGE, Parser  # noqa: E402
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import wave
 from pathlib import Path
 
-from bench.sample_standins import onnx_model
+from bench.sample.standins import onnx_model
 
 SAMPLE_DEFAULT_VOICE = "ENG_US_F_KimW"  # the proxy's DEFAULT_VOICE
 
