@@ -1,7 +1,8 @@
 """``python -m loadtest.capacity calibrate``: the command line of the timed-backend profile fit.
 
 Measures a running container at one session (``--container-url``), or fits again from the
-observations a profile kept (``--refit PROFILE``); the fit itself is :mod:`bidi_tts_loadtest.capacity.calibrate`.
+observations a profile kept (``--refit PROFILE``); the job itself is
+:mod:`bidi_tts_loadtest.capacity.calibrate`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from bidi_tts.transports.base import TransportError
 from bidi_tts_loadtest.capacity import calibrate
+from bidi_tts_loadtest.capacity.calibration.profile_file import MISAKI_TOKENS_PER_CHAR, load_observations
 from bidi_tts_loadtest.core import exit_codes
 
 
@@ -27,7 +29,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--first-clause-chars", type=int, default=0,
                    help="the container's first-clause cut: 0 (the default) for a reference container started "
                         "with --first-clause-chars 0, as a calibration should be; its default is 40")
-    p.add_argument("--tokens-per-char", type=float, default=calibrate.MISAKI_TOKENS_PER_CHAR,
+    p.add_argument("--tokens-per-char", type=float, default=MISAKI_TOKENS_PER_CHAR,
                    help="phoneme tokens per character used to state the fit per token")
     args = p.parse_args(argv)
     if (args.container_url is None) == (args.refit is None):
@@ -38,7 +40,7 @@ def main(argv: list[str]) -> int:
         if not args.out.parent.is_dir():
             p.error(f"folder {str(args.out.parent)!r} does not exist")
         try:  # a file that is no calibration profile is a usage error, found before anything is fitted
-            calibrate.load_observations(args.refit)
+            load_observations(args.refit)
         except ValueError as exc:
             p.error(f"--refit: {exc}")
         try:
