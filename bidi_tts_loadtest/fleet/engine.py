@@ -1,5 +1,9 @@
 """The fleet simulation's event loop (discrete events, seeded): arrivals, routing, instances, the autoscaler.
 
+One queue of timed, typed events (:class:`Completion`, :class:`Tick`, :class:`Ready`, :class:`Turn`,
+:class:`SessionEnd`), ordered by time and then by when they were scheduled, merged with the trace's
+arrivals; :class:`FleetSimulation` holds the state and handles each kind in a method of its own.
+
 A simulation: every latency comes from the instance model (:mod:`bidi_tts_loadtest.fleet.instance`),
 which comes from one instance's measured curve. Routing is least outstanding requests (SageMaker's
 ``LEAST_OUTSTANDING_REQUESTS``) among the instances in service; starting instances get nothing; an
@@ -23,7 +27,44 @@ from bidi_tts_loadtest.fleet.traces import Trace, arrivals, request_rates, sessi
 
 #: After the trace ends, requests still queued get this long to finish; what is left counts as infinitely late.
 DRAIN_LIMIT_S = 3600.0
-_DONE, _TICK, _READY, _TURN, _END = range(5)
+
+
+# -- the events: one class per kind, each with only the fields it needs --------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """An instance's server finishes its head request (stale when the server was rescheduled since)."""
+
+    instance: int
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """The autoscaler samples the metric (every ``sample_s``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """A started instance begins to serve, ``scale_out_s`` after the decision."""
+
+    instance: int
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A session speaks a turn; it speaks again after an exponential gap while its life lasts."""
+
+    session: int
+    ends_ms: int  # the session's end, whole milliseconds: no turn starts at or after it
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnd:
+    session: int
+
+
+Event = Completion | Tick | Ready | Turn | SessionEnd
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,182 +124,212 @@ class _Instance:
         return len(self.server.queue) if self.server is not None else self.sessions
 
 
-def simulate(setup: Setup) -> Result:
-    rng = np.random.default_rng(setup.seed)
-    nwin = max(1, math.ceil(setup.trace.duration_s / setup.window_s))
-    win = Windows([[] for _ in range(nwin)], [0] * nwin, [0] * nwin, [0] * nwin, [0] * nwin, [0] * nwin,
-                  [0] * nwin, [0] * nwin)
-    request = setup.load == "request"
-    bound = setup.queue_bound if setup.queue_bound is not None else math.inf
-    x = throughput_table(setup.curve, int(min(bound, 100_000))) if request else None
-    delay_ms = overhead_s(setup.curve) * 1000 if request else 0.0
-    latency = None if request else SessionLatency(setup.curve)
-    end_t = setup.trace.duration_s
-    if request:
-        times = arrivals(request_rates(setup.trace), rng)
-        works = work_draws(setup.curve, len(times), rng)
-    else:
-        start_n = rng.poisson(setup.trace.at(0.0))
-        times = np.concatenate([np.zeros(start_n), arrivals(session_rates(setup.trace, setup.session_mean_s), rng)])
-        works = rng.exponential(setup.session_mean_s, len(times))  # session durations
-    normals = iter(rng.standard_normal(1 << 16).tolist())
+class FleetSimulation:
+    """The state of one run and a handler per event kind; :meth:`run` drives the loop."""
 
-    fleet: list[_Instance] = [_Instance(x, 0.0, "serving") for _ in range(setup.policy.min_instances)]
-    serving = list(fleet)
-    scaler = Autoscaler(setup.policy)
-    heap: list[tuple[float, int, int, int, int]] = []
-    seq = 0
-    res = Result(win, [], 0.0, 0, 0)
-    sessions: list[int] = []   # session id -> instance index (-1: ended or dropped)
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        self.rng = np.random.default_rng(setup.seed)
+        self.nwin = max(1, math.ceil(setup.trace.duration_s / setup.window_s))
+        n = self.nwin
+        self.win = Windows([[] for _ in range(n)], [0] * n, [0] * n, [0] * n, [0] * n, [0] * n, [0] * n, [0] * n)
+        self.request = setup.load == "request"
+        self.bound = setup.queue_bound if setup.queue_bound is not None else math.inf
+        self.x = throughput_table(setup.curve, int(min(self.bound, 100_000))) if self.request else None
+        self.delay_ms = overhead_s(setup.curve) * 1000 if self.request else 0.0
+        self.latency = None if self.request else SessionLatency(setup.curve)
+        self.end_t = setup.trace.duration_s
+        if self.request:
+            times = arrivals(request_rates(setup.trace), self.rng)
+            works = work_draws(setup.curve, len(times), self.rng)
+        else:
+            start_n = self.rng.poisson(setup.trace.at(0.0))
+            times = np.concatenate([np.zeros(start_n),
+                                    arrivals(session_rates(setup.trace, setup.session_mean_s), self.rng)])
+            works = self.rng.exponential(setup.session_mean_s, len(times))  # session durations
+        self.arrival_times: list[float] = times.tolist()
+        self.works: list[float] = works.tolist()
+        self.normals = iter(self.rng.standard_normal(1 << 16).tolist())
+        self.fleet: list[_Instance] = [_Instance(self.x, 0.0, "serving") for _ in range(setup.policy.min_instances)]
+        self.serving = list(self.fleet)
+        self.index = {id(inst): i for i, inst in enumerate(self.fleet)}
+        self.scaler = Autoscaler(setup.policy)
+        self.queue: list[tuple[float, int, Event]] = []
+        self.scheduled = 0
+        self.res = Result(self.win, [], 0.0, 0, 0)
+        self.sessions: list[int] = []  # session id -> instance index (-1: ended or dropped)
 
-    def push(t: float, kind: int, a: int, b: int) -> None:
-        nonlocal seq
-        seq += 1
-        heapq.heappush(heap, (t, seq, kind, a, b))
+    # -- helpers ------------------------------------------------------------------------------------------
+    def push(self, t: float, event: Event) -> None:
+        self.scheduled += 1
+        heapq.heappush(self.queue, (t, self.scheduled, event))
 
-    def widx(t: float) -> int:
-        return min(int(t / setup.window_s), nwin - 1)
+    def window(self, t: float) -> int:
+        return min(int(t / self.setup.window_s), self.nwin - 1)
 
-    def normal() -> float:
-        nonlocal normals
-        try:
-            return next(normals)
-        except StopIteration:
-            normals = iter(rng.standard_normal(1 << 16).tolist())
-            return next(normals)
+    def normal(self) -> float:
+        value = next(self.normals, None)
+        if value is None:
+            self.normals = iter(self.rng.standard_normal(1 << 16).tolist())
+            value = next(self.normals)
+        return value
 
-    def retire(i: int, now: float) -> None:
-        inst = fleet[i]
+    def retire(self, i: int, now: float) -> None:
+        inst = self.fleet[i]
         inst.state = "gone"
-        res.instance_s += max(0.0, min(now, end_t) - inst.born)
+        self.res.instance_s += max(0.0, min(now, self.end_t) - inst.born)
 
-    push(setup.sample_s, _TICK, 0, 0)
-    index = {id(inst): i for i, inst in enumerate(fleet)}
-    i_arr, n_arr = 0, len(times)
-    times_l = times.tolist()
-    works_l = works.tolist()
-    now = 0.0
-    while True:
-        next_arr = times_l[i_arr] if i_arr < n_arr else math.inf
-        if heap and heap[0][0] <= next_arr:
-            now, _, kind, a, b = heapq.heappop(heap)
-            if now > end_t + DRAIN_LIMIT_S or (now > end_t and not request):
+    # -- the loop -----------------------------------------------------------------------------------------
+    def run(self) -> Result:
+        self.push(self.setup.sample_s, Tick())
+        next_arrival, count = 0, len(self.arrival_times)
+        while True:
+            arrival_t = self.arrival_times[next_arrival] if next_arrival < count else math.inf
+            if self.queue and self.queue[0][0] <= arrival_t:
+                now, _, event = heapq.heappop(self.queue)
+                if now > self.end_t + DRAIN_LIMIT_S or (now > self.end_t and not self.request):
+                    break
+                self.res.events += 1
+                self.handle(now, event)
+                continue
+            if next_arrival >= count:
                 break
-            res.events += 1
-            if kind == _DONE:
-                inst = fleet[a]
-                srv = inst.server
-                if srv is None or b != srv.version:
-                    continue   # superseded by a later arrival's reschedule
-                arrived = srv.complete(now, inst.works)
-                w = widx(arrived)
-                win.latencies[w].append((now - arrived) * 1000.0 + delay_ms)
-                win.served[w] += 1
-                if srv.queue:
-                    push(srv.due(), _DONE, a, srv.version)
-                elif inst.state == "draining":
-                    retire(a, now)
-            elif kind == _TICK:
-                if now > end_t + 1e-9:
-                    continue
-                starting = sum(1 for f in fleet if f.state == "starting")
-                total = sum(f.outstanding() for f in serving)
-                metric = total / len(serving) if serving else (math.inf if total else 0.0)
-                d = scaler.observe(now, metric, len(serving), starting)
-                if scaler.datapoints and scaler.datapoints[-1][0] == now:
-                    res.samples.append((now, len(serving), starting, scaler.datapoints[-1][1]))
-                    res.per_instance.append((now, [f.outstanding() for f in serving]))
-                for _ in range(d.add):
-                    fleet.append(_Instance(x, now, "starting"))
-                    index[id(fleet[-1])] = len(fleet) - 1
-                    push(now + setup.scale_out_s, _READY, len(fleet) - 1, 0)
-                if d.add:
-                    res.scale_outs.append((now, d.add))
-                if d.remove and serving:
-                    victim = min(serving, key=lambda f: f.outstanding())
-                    serving.remove(victim)
-                    vi = index[id(victim)]
-                    res.scale_ins.append(now)
-                    if request:
-                        victim.state = "draining"
-                        if victim.server is not None and not victim.server.queue:
-                            retire(vi, now)
-                    else:
-                        win.dropped[widx(now)] += len(victim.members)
-                        for sid in victim.members:
-                            sessions[sid] = -1
-                        victim.members.clear()
-                        victim.sessions = 0
-                        retire(vi, now)
-                w = widx(now - 1e-9)
-                win.in_service[w] = len(serving)
-                win.starting[w] = starting + d.add
-                push(now + setup.sample_s, _TICK, 0, 0)
-            elif kind == _READY:
-                fleet[a].state = "serving"
-                serving.append(fleet[a])
-            elif kind == _TURN:
-                ii = sessions[a]
-                if ii < 0:
-                    continue
-                assert latency is not None
-                inst = fleet[ii]
-                ms, over = latency.draw(inst.sessions, normal())
-                w = widx(now)
-                win.latencies[w].append(ms)
-                win.served[w] += 1
-                win.over_curve[w] += over
-                gap = rng.exponential(setup.turn_interval_s)
-                if now + gap < b / 1000.0:
-                    push(now + gap, _TURN, a, b)
-            elif kind == _END:
-                ii = sessions[a]
-                if ii >= 0:
-                    inst = fleet[ii]
-                    inst.sessions -= 1
-                    inst.members.discard(a)
-                    sessions[a] = -1
-            continue
-        if i_arr >= n_arr:
-            break
-        # an arrival
-        now = next_arr
-        work = works_l[i_arr]
-        i_arr += 1
-        res.events += 1
-        w = widx(now)
-        win.arrived[w] += 1
-        if not serving:
-            win.refused[w] += 1
-            if not request:
-                sessions.append(-1)
-            continue
-        target = min(serving, key=_Instance.outstanding)
-        if target.outstanding() >= bound:
-            win.refused[w] += 1
-            if not request:
-                sessions.append(-1)
-            continue
-        ti = index[id(target)]
-        if request:
+            self.res.events += 1
+            self.on_arrival(arrival_t, self.works[next_arrival])
+            next_arrival += 1
+        self.finish()
+        return self.res
+
+    def handle(self, now: float, event: Event) -> None:
+        match event:
+            case Completion():
+                self.on_completion(now, event)
+            case Tick():
+                self.on_tick(now)
+            case Ready(instance=i):
+                self.fleet[i].state = "serving"
+                self.serving.append(self.fleet[i])
+            case Turn():
+                self.on_turn(now, event)
+            case SessionEnd(session=sid):
+                self.on_session_end(sid)
+
+    # -- the handlers -------------------------------------------------------------------------------------
+    def on_arrival(self, now: float, work: float) -> None:
+        """A request (work in mean-1 units) or a session (work: its duration) arrives."""
+        w = self.window(now)
+        self.win.arrived[w] += 1
+        target = min(self.serving, key=_Instance.outstanding) if self.serving else None
+        if target is None or target.outstanding() >= self.bound:
+            self.win.refused[w] += 1
+            if not self.request:
+                self.sessions.append(-1)
+            return
+        ti = self.index[id(target)]
+        if self.request:
             srv = target.server
             assert srv is not None
             due = srv.admit(now, work, target.works)
-            push(due, _DONE, ti, srv.version)
-        else:
-            sid = len(sessions)
-            sessions.append(ti)
-            target.sessions += 1
-            target.members.add(sid)
-            ends = now + work
-            push(ends, _END, sid, 0)
-            # the session opens with a turn; b carries its end in ms so turns stop with it
-            push(now, _TURN, sid, int(ends * 1000.0))
-    for i, inst in enumerate(fleet):
-        if inst.state != "gone":
-            if inst.server is not None:
-                res.unfinished += len(inst.server.queue)
-                for arrived in inst.server.queue:
-                    win.latencies[widx(arrived)].append(math.inf)
-            retire(i, end_t)
-    return res
+            self.push(due, Completion(ti, srv.version))
+            return
+        sid = len(self.sessions)
+        self.sessions.append(ti)
+        target.sessions += 1
+        target.members.add(sid)
+        ends = now + work
+        self.push(ends, SessionEnd(sid))
+        self.push(now, Turn(sid, int(ends * 1000.0)))  # the session opens with a turn
+
+    def on_completion(self, now: float, event: Completion) -> None:
+        inst = self.fleet[event.instance]
+        srv = inst.server
+        if srv is None or event.version != srv.version:
+            return  # superseded by a later arrival's reschedule
+        arrived = srv.complete(now, inst.works)
+        w = self.window(arrived)
+        self.win.latencies[w].append((now - arrived) * 1000.0 + self.delay_ms)
+        self.win.served[w] += 1
+        if srv.queue:
+            self.push(srv.due(), Completion(event.instance, srv.version))
+        elif inst.state == "draining":
+            self.retire(event.instance, now)
+
+    def on_tick(self, now: float) -> None:
+        """The autoscaler's sample: the metric is the fleet's outstanding work over the instances in service."""
+        if now > self.end_t + 1e-9:
+            return
+        serving = self.serving
+        starting = sum(1 for f in self.fleet if f.state == "starting")
+        total = sum(f.outstanding() for f in serving)
+        metric = total / len(serving) if serving else (math.inf if total else 0.0)
+        d = self.scaler.observe(now, metric, len(serving), starting)
+        if self.scaler.datapoints and self.scaler.datapoints[-1][0] == now:
+            self.res.samples.append((now, len(serving), starting, self.scaler.datapoints[-1][1]))
+            self.res.per_instance.append((now, [f.outstanding() for f in serving]))
+        for _ in range(d.add):
+            self.fleet.append(_Instance(self.x, now, "starting"))
+            self.index[id(self.fleet[-1])] = len(self.fleet) - 1
+            self.push(now + self.setup.scale_out_s, Ready(len(self.fleet) - 1))
+        if d.add:
+            self.res.scale_outs.append((now, d.add))
+        if d.remove and serving:
+            self.scale_in(now)
+        w = self.window(now - 1e-9)
+        self.win.in_service[w] = len(serving)
+        self.win.starting[w] = starting + d.add
+        self.push(now + self.setup.sample_s, Tick())
+
+    def scale_in(self, now: float) -> None:
+        """The least busy instance leaves: requests drain, sessions are dropped (counted)."""
+        victim = min(self.serving, key=lambda f: f.outstanding())
+        self.serving.remove(victim)
+        vi = self.index[id(victim)]
+        self.res.scale_ins.append(now)
+        if self.request:
+            victim.state = "draining"
+            if victim.server is not None and not victim.server.queue:
+                self.retire(vi, now)
+            return
+        self.win.dropped[self.window(now)] += len(victim.members)
+        for sid in victim.members:
+            self.sessions[sid] = -1
+        victim.members.clear()
+        victim.sessions = 0
+        self.retire(vi, now)
+
+    def on_turn(self, now: float, event: Turn) -> None:
+        ii = self.sessions[event.session]
+        if ii < 0:
+            return
+        assert self.latency is not None
+        ms, over = self.latency.draw(self.fleet[ii].sessions, self.normal())
+        w = self.window(now)
+        self.win.latencies[w].append(ms)
+        self.win.served[w] += 1
+        self.win.over_curve[w] += over
+        gap = self.rng.exponential(self.setup.turn_interval_s)
+        if now + gap < event.ends_ms / 1000.0:
+            self.push(now + gap, Turn(event.session, event.ends_ms))
+
+    def on_session_end(self, sid: int) -> None:
+        ii = self.sessions[sid]
+        if ii >= 0:
+            inst = self.fleet[ii]
+            inst.sessions -= 1
+            inst.members.discard(sid)
+            self.sessions[sid] = -1
+
+    def finish(self) -> None:
+        """The trace is over: what is still queued counts as infinitely late; every instance is billed."""
+        for i, inst in enumerate(self.fleet):
+            if inst.state != "gone":
+                if inst.server is not None:
+                    self.res.unfinished += len(inst.server.queue)
+                    for arrived in inst.server.queue:
+                        self.win.latencies[self.window(arrived)].append(math.inf)
+                self.retire(i, self.end_t)
+
+
+def simulate(setup: Setup) -> Result:
+    """Run the fleet of `setup` through its trace."""
+    return FleetSimulation(setup).run()
