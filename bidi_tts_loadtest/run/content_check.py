@@ -12,7 +12,7 @@ worker over plain pipes and collects its answers, and the worker runs at a lower
 messages beyond ``max_pending`` are not checked (counted as ``skipped_busy``) rather than queued
 without bound. Cost and effect on timing: docs/content.md.
 
-The worker is this module: ``python -m loadtest.content_check --worker``.
+The worker is this module: ``python -m bidi_tts_loadtest.run.content_check --worker``.
 """
 
 from __future__ import annotations
@@ -264,7 +264,7 @@ def worker(stdin: BinaryIO, stdout: BinaryIO) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--worker"]:
-        sys.exit("usage: python -m loadtest.content_check --worker (started by ContentVerifier)")
+        sys.exit("usage: python -m bidi_tts_loadtest.run.content_check --worker (started by ContentVerifier)")
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever a library prints must not corrupt the answers
     sys.exit(worker(sys.stdin.buffer, answers))

@@ -28,7 +28,8 @@ PINNED: list[tuple[str, list[str], str]] = [
       for name, word in [("plan", "--peak-rps"), ("ladder", "--container-url"), ("fleet_sim", "--plan"),
                          ("capacity", "--configs"), ("bidi_vs_batch", "--tokens-per-second"),
                          ("relay", "--port"), ("browser_ttfa", "--container-url"), ("transport_cost", "--clips"),
-                         ("bench_generator", "--sessions"), ("known_latency", "--ttfa-ms")]],
+                         ("bench_generator", "--sessions"), ("known_latency", "--ttfa-ms"),
+                         ("compare", "--json")]],
     *[(f"python -m loadtest.{name}", [sys.executable, "-m", f"loadtest.{name}"], word)
       for name, word in [("capacity", "--configs"), ("bidi_vs_batch", "--json"), ("relay", "--port"),
                          ("browser_ttfa", "--shapes"), ("transport_cost", "--clips"),

@@ -27,7 +27,7 @@ def test_help_lists_the_project_options() -> None:
 
 
 def test_web_ui_offers_the_project_options() -> None:
-    probe = ("import json, loadtest.plugin; from locust.argument_parser import ui_extra_args_dict; "
+    probe = ("import json, loadtest.run.plugin; from locust.argument_parser import ui_extra_args_dict; "
              "print(json.dumps(sorted(ui_extra_args_dict(['-f', 'loadtest/locustfile.py']))))")
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
     shown = json.loads(out.stdout.strip().splitlines()[-1])
