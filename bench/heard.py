@@ -49,7 +49,7 @@ def measure(url: str, out: Path, messages: int, run_time: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     py = sys.executable
     for index, (name, extra) in enumerate(TEXTS.items()):
-        _run([py, "-m", "bidi_tts_loadtest.relay.browser_ttfa", "--container-url", url, "--shapes", "ws",
+        _run([py, "-m", "bidi_tts_loadtest.browser_ttfa", "--container-url", url, "--shapes", "ws",
               "--messages", str(messages), "--json", str(out / f"browser-{index}.json"), *extra])
         (out / f"browser-{index}.name").write_text(name + "\n", encoding="utf-8")
     _run([py, "-m", "locust", "-f", str(Path(__file__).resolve().parents[1] / "loadtest" / "locustfile.py"),

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def known_latency_server(ttfa_ms: float, *extra: str) -> Iterator[str]:
     """Yields the server's http:// URL; the server sleeps exactly `ttfa_ms` before first audio."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "bidi_tts_loadtest.studies.known_latency", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "bidi_tts_loadtest.known_latency", "--port", str(port),
                              "--ttfa-ms", str(ttfa_ms), *extra], cwd=ROOT)
     try:
         deadline = time.monotonic() + 20

@@ -153,7 +153,7 @@ def test_first_audible_is_the_first_sample_heard_not_the_first_byte() -> None:
 # -- bad usage: one line on stderr, exit 4 (69 when nothing answers), in seconds ---------------------------------
 def run_cli(*args: str, env: dict[str, str] | None = None, code: int = 4) -> subprocess.CompletedProcess[str]:
     began = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.relay.browser_ttfa", *args], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.browser_ttfa", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=60, env=env)
     assert time.monotonic() - began < 20
     assert done.returncode == code, done  # docs/exit-codes.md: 4 usage, 69 unreachable

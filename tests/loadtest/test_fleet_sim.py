@@ -210,7 +210,7 @@ def test_new_capacity_serves_the_plans_scale_out_time_less_the_detection_lag(tmp
 
 
 def test_the_command_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.fleet.cli", "--plan", "/nope.json"], cwd=REPO,
+    bad = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.fleet_sim", "--plan", "/nope.json"], cwd=REPO,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == exit_codes.USAGE and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1

@@ -14,7 +14,7 @@ from tests.loadtest.servers import ROOT
 
 @pytest.mark.parametrize("args", [["--sessions", "0"], ["--seconds", "x"], ["--json", "/nonexistent/dir/b.json"]])
 def test_a_wrong_command_line_is_one_line_and_exit_4(args: list[str]) -> None:
-    proc = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.studies.bench_generator", *args],
+    proc = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.bench_generator", *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 4 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
@@ -24,7 +24,7 @@ def test_a_wrong_command_line_is_one_line_and_exit_4(args: list[str]) -> None:
 @pytest.mark.slow
 def test_ttfa_error_small_at_1_and_100_sessions(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.studies.bench_generator", "--sessions", "1", "100",
+    proc = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.bench_generator", "--sessions", "1", "100",
                            "--seconds", "5", "--tokens-per-second", "20", "--json", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=100)
     assert proc.returncode == 0, proc.stderr[-2000:]

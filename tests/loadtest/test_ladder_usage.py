@@ -51,7 +51,7 @@ def test_an_empty_texts_file_is_a_usage_error(tmp_path: Path, capsys: pytest.Cap
 
 def test_nothing_listening_is_one_line_and_exit_69_in_seconds() -> None:
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.ladder.cli", "--container-url",
+    result = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.ladder", "--container-url",
                              f"http://127.0.0.1:{free_port()}", "--levels", "1"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 69 and time.monotonic() - started < 20

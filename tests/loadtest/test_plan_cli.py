@@ -130,12 +130,12 @@ def test_prices_name_their_source_and_yield_to_price() -> None:
 
 def test_the_command_runs_as_pinned(tmp_path: Path) -> None:
     out = tmp_path / "plan.json"
-    done = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.plan.cli", *SAMPLE, "--json", str(out)],
+    done = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.plan", *SAMPLE, "--json", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "max_instances    ceil(5000 / 13.52) = 370" in done.stdout
     assert json.loads(out.read_text())["max_instances"] == 370
-    bad = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.plan.cli", *_with(SAMPLE, "--surge", "3")],
+    bad = subprocess.run([sys.executable, "-m", "bidi_tts_loadtest.plan", *_with(SAMPLE, "--surge", "3")],
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 4 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
 
