@@ -144,14 +144,11 @@ def make_plan(args: argparse.Namespace, parser: exit_codes.Parser) -> Sizing:
         chars = args.chars_per_request or ladder.chars_per_request
         p95 = ladder.service_p95_ms if ladder.service_p95_ms is not None else ladder.rungs[0].p95_ms
         rps = ladder.rps_at_q_max or ladder.curve.throughput(ladder.q_max)
-        if chars is None:
-            parser.error(f"--ladder {args.ladder} has no chars_per_request: give --chars-per-request")
         return plan_requests(needs, peak, trough, ladder.curve, q_max=ladder.q_max, rps_at_q_max=rps,
                              service_mean_ms=ladder.service_mean_ms, service_p95_ms=p95, chars_per_request=chars,
                              ladder=ladder)
     missing = [n for n, v in (("--qmax", args.qmax), ("--rps-at-qmax", args.rps_at_qmax),
-                              ("--service-p95-ms", args.service_p95_ms),
-                              ("--chars-per-request", args.chars_per_request)) if v is None]
+                              ("--service-p95-ms", args.service_p95_ms)) if v is None]
     if missing:
         parser.error(f"the request form needs {', '.join(missing)}")
     mean = args.service_mean_ms if args.service_mean_ms is not None else args.service_p95_ms

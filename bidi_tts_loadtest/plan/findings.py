@@ -206,10 +206,18 @@ def growth_from_trough(plan: Sizing) -> Finding | None:
                    "and raise --min-floor (or schedule capacity before the ramp) until it passes")
 
 
+def chars_unknown(plan: Sizing) -> Finding | None:
+    if plan.load != "request" or plan.chars_per_request is not None:
+        return None
+    return Finding(WARN, "chars_per_request_unknown",
+                   "no characters per request (--chars-per-request, or the ladder's chars_per_request): the "
+                   "fleet is sized, but the cost per million characters is left out (null in the JSON)")
+
+
 CHECKS: tuple[Callable[[Sizing], Finding | None], ...] = (
     service_over_slo, held_none, over_quota, qmax_lower_bound, single_run, curve_assumed, slo_differs,
     min_one, surge_headroom, growth_from_trough, queue_rejects, sized_from_throughput, target_in_concurrency,
-    session_one_invocation, sessions_do_not_move, no_session_bound,
+    session_one_invocation, sessions_do_not_move, no_session_bound, chars_unknown,
 )
 
 def findings(plan: Sizing) -> list[Finding]:

@@ -91,7 +91,8 @@ def render(plan: Sizing, found: list[Finding]) -> str:
         mean = "n/a" if plan.service_mean_ms is None else f"{plan.service_mean_ms:.1f}"
         lines += [f"  per instance     Q_max {plan.q_max:g}, R {plan.rps_at_q_max:.2f} rps at Q_max, S mean "
                   f"{mean} ms / p95 {plan.service_p95_ms:.1f} ms ({src})",
-                  f"  chars/request    {plan.chars_per_request:.1f}"]
+                  "  chars/request    " + ("not given: the cost per character is left out"
+                                           if plan.chars_per_request is None else f"{plan.chars_per_request:.1f}")]
     else:
         src = f"ladder {plan.ladder.path}" if plan.ladder else "given"
         lines += [f"  per instance     H {plan.held_sessions:g} sessions held at the SLO ({src})",

@@ -118,7 +118,8 @@ def _empty(load: str, requirements: Requirements, peak: float, trough: float) ->
 
 def plan_requests(requirements: Requirements, peak_rps: float, trough_rps: float, curve: Curve, *, q_max: float,
                   rps_at_q_max: float, service_mean_ms: float | None, service_p95_ms: float,
-                  chars_per_request: float, ladder: Ladder | None = None, assumed: bool = False) -> Sizing:
+                  chars_per_request: float | None, ladder: Ladder | None = None,
+                  assumed: bool = False) -> Sizing:
     plan = _empty("request", requirements, peak_rps, trough_rps)
     plan.curve, plan.ladder, plan.curve_assumed = curve, ladder, assumed
     plan.q_max, plan.rps_at_q_max = q_max, rps_at_q_max
@@ -134,7 +135,7 @@ def plan_requests(requirements: Requirements, peak_rps: float, trough_rps: float
     if star <= 0:  # no arrival rate meets the SLO: only the throughput floor can be given
         plan.max_instances = max(plan.throughput_floor, requirements.min_floor)
         plan.min_instances = _fleet(trough_rps, rate, requirements.min_floor)
-        _costs(plan, peak_rps * chars_per_request * 3600, trough_rps * chars_per_request * 3600)
+        _costs(plan, peak_rps * (chars_per_request or 0.0) * 3600, trough_rps * (chars_per_request or 0.0) * 3600)
         return plan
     target_rate = star / requirements.surge
     plan.lambda_target = target_rate
@@ -162,7 +163,7 @@ def plan_requests(requirements: Requirements, peak_rps: float, trough_rps: float
     if service_mean_ms is not None:
         # The sample's rule: instances = peak x S / (concurrency target), S the uncontended service time.
         plan.uncontended_figure = math.ceil(peak_rps * service_mean_ms / 1000.0 / plan.target_value - 1e-9)
-    _costs(plan, peak_rps * chars_per_request * 3600, trough_rps * chars_per_request * 3600)
+    _costs(plan, peak_rps * (chars_per_request or 0.0) * 3600, trough_rps * (chars_per_request or 0.0) * 3600)
     return plan
 
 

@@ -49,6 +49,8 @@ CASES: list[tuple[str, str, Argv, Argv]] = [
     ("session_counts_as_one_invocation", "WARN", lambda t: SESSIONS, lambda t: SAMPLE),
     ("sessions_do_not_move", "WARN", lambda t: SESSIONS, lambda t: SAMPLE),
     ("no_session_admission_bound", "WARN", lambda t: SESSIONS, lambda t: SAMPLE),
+    ("chars_per_request_unknown", "WARN", lambda t: [a for a in HAND if a not in ("--chars-per-request", "25.2")],
+     lambda t: HAND),
 ]
 
 
