@@ -14,13 +14,17 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
-from bidi_tts.fleet_plan import Curve
+from bidi_tts.fleet_plan import Curve, PlanFileError
 from bidi_tts_loadtest.core import exit_codes
-from bidi_tts_loadtest.plan.findings import findings, has_stop
+from bidi_tts_loadtest.fleet.replay import ReplayOptions
+from bidi_tts_loadtest.fleet.traces import BUILTIN
+from bidi_tts_loadtest.plan.findings import Finding, findings, has_stop, simulation_finding
 from bidi_tts_loadtest.plan.ladder_curve import LadderError, read_ladder
 from bidi_tts_loadtest.plan.prices import REGION, UnknownPrice, price_for
 from bidi_tts_loadtest.plan.report import plan_json, render
+from bidi_tts_loadtest.plan.self_check import NO_TRACE, self_check, trace_for
 from bidi_tts_loadtest.plan.size import Requirements, Sizing, default_chars_per_session_s, plan_requests, plan_sessions
 
 SESSION_OPTS = ("held_sessions", "peak_sessions", "trough_sessions", "chars_per_session_s")
@@ -94,6 +98,12 @@ def build_parser() -> exit_codes.Parser:
     pol.add_argument("--min-floor", type=_count, default=2, metavar="N",
                      help="fewest instances, for availability across zones (default 2)")
     pol.add_argument("--quota", type=_count, metavar="N", help="instances the account allows (STOP above it)")
+    sim = p.add_argument_group("the plan's own check (a simulation, not a measurement)")
+    sim.add_argument("--trace", default=BUILTIN, metavar="TRACE",
+                     help=f"replay the plan on {BUILTIN} (the documented ramp from the trough, hold, surge and fall, "
+                          f"the default), a JSON file [[t_s, load], ...], or {NO_TRACE}; a plan that fails gets its "
+                          "floor raised until it passes")
+    sim.add_argument("--surge-start-s", type=_not_negative, metavar="S", help="a FILE trace's surge start")
     p.add_argument("--json", metavar="OUT", help="write the plan as JSON")
     return p
 
@@ -171,15 +181,43 @@ def _demand(args: argparse.Namespace, parser: exit_codes.Parser, unit: str) -> t
     return peak, trough
 
 
+def _checked(args: argparse.Namespace, parser: exit_codes.Parser, plan: Sizing,
+             found: list[Finding]) -> tuple[Sizing, list[Finding], dict[str, Any]]:
+    """The plan replayed on the trace, its floor raised until it passes; the plan to print, its findings,
+    its JSON (with the simulation's verdicts under "simulation")."""
+    data = plan_json(plan, found)
+    if args.trace == NO_TRACE or plan.min_instances is None or plan.max_instances is None:
+        return plan, found, data
+    try:
+        trace = trace_for(args.trace, data, args.surge_start_s)
+    except PlanFileError as exc:
+        parser.error(str(exc))
+
+    def plan_for_floor(floor: int) -> dict[str, Any]:
+        raised = make_plan(argparse.Namespace(**{**vars(args), "min_floor": floor}), parser)
+        return plan_json(raised, findings(raised))
+
+    print(f"simulating the plan on {trace.name} (a simulation, not a measurement)...", file=sys.stderr, flush=True)
+    check = self_check(plan_for_floor, data, trace, ReplayOptions(statistic="Average"),
+                       lambda line: print(line, file=sys.stderr, flush=True))
+    if check.passing_min is not None and check.passing_min != check.printed_min:
+        plan = make_plan(argparse.Namespace(**{**vars(args), "min_floor": check.passing_min}), parser)
+        found = findings(plan)
+    found = [*found, simulation_finding(check)]
+    data = plan_json(plan, found)
+    data["simulation"] = check.as_dict()
+    return plan, found, data
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     plan = make_plan(args, parser)
-    found = findings(plan)
+    plan, found, data = _checked(args, parser, plan, findings(plan))
     print(render(plan, found))
     if args.json:
         try:
-            Path(args.json).write_text(json.dumps(plan_json(plan, found), indent=2) + "\n", encoding="utf-8")
+            Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             print(f"{parser.prog}: error: cannot write --json {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return exit_codes.USAGE

@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bidi_tts_loadtest.plan.self_check import SelfCheck
 from bidi_tts_loadtest.plan.size import Sizing
 
 OK, WARN, STOP = "OK", "WARN", "STOP"
@@ -212,6 +213,22 @@ def chars_unknown(plan: Sizing) -> Finding | None:
     return Finding(WARN, "chars_per_request_unknown",
                    "no characters per request (--chars-per-request, or the ladder's chars_per_request): the "
                    "fleet is sized, but the cost per million characters is left out (null in the JSON)")
+
+
+def simulation_finding(check: SelfCheck) -> Finding:
+    """What the plan's own simulation said (not one of CHECKS: it judges a replay, not the plan's numbers)."""
+    tries = ", ".join(f"min {v.min_instances} {v.verdict}" for v in check.verdicts)
+    if check.why_not is not None and not check.verdicts:
+        return Finding(WARN, "not_simulated", check.why_not)
+    if check.passing_min is None:
+        return Finding(STOP, "fails_its_simulation", f"on {check.trace} ({tries}): {check.why_not}")
+    if check.passing_min == check.printed_min:
+        return Finding(OK, "passes_its_simulation", f"the plan passes a simulation on {check.trace} (min "
+                       f"{check.printed_min}): no window outside the surge window over the SLO, nothing refused")
+    return Finding(WARN, "floor_raised_by_simulation",
+                   f"the plan as sized (min {check.printed_min}) fails a simulation on {check.trace}; the floor is "
+                   f"raised to {check.passing_min}, the smallest that passes ({tries}): the ramp outruns target "
+                   "tracking from fewer standing instances")
 
 
 CHECKS: tuple[Callable[[Sizing], Finding | None], ...] = (
