@@ -13,6 +13,7 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,24 +34,21 @@ REQUEST_OPTS = ("qmax", "rps_at_qmax", "service_p95_ms", "service_mean_ms", "pea
 HAND_GIVEN = ("qmax", "rps_at_qmax", "service_p95_ms", "service_mean_ms", "held_sessions")
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a number > 0")
-    return value
+def _finite(test: Callable[[float], bool], wanted: str) -> Callable[[str], float]:
+    """An argparse type: a finite number that passes `test`, else one line saying it must be `wanted`."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value) or not test(value):
+            raise argparse.ArgumentTypeError(f"{text!r} must be a number {wanted}")
+        return value
+    return parse
 
 
-def _not_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a number >= 0")
-    return value
+_positive = _finite(lambda v: v > 0, "> 0")
+_not_negative = _finite(lambda v: v >= 0, ">= 0")
 
 
 def _count(text: str) -> int:

@@ -55,6 +55,15 @@ CDF_PANELS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 )
 
 
+
+def _saved(fig: Any, path: Path, caption: str, caption_height: float = 0.03) -> Any:
+    """Lay the figure out (room for the caption at its foot), caption it, write it to `path`, close it."""
+    fig.tight_layout(rect=(0, caption_height if caption else 0, 1, 1))
+    _caption(fig, caption)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)  # the Figure stays readable (tests look at its axes)
+    return fig
+
 def plot_cdf(recorder: LatencyRecorder, path: Path, slo_ttfa_ms: float | None = None, caption: str = "") -> Figure:
     """Empirical CDFs, one panel per metric, each on its own millisecond axis (the frame gap's logarithmic)."""
     fig, axes = plt.subplots(1, len(CDF_PANELS), figsize=(5 * len(CDF_PANELS), 4.2), squeeze=False)
@@ -86,11 +95,7 @@ def plot_cdf(recorder: LatencyRecorder, path: Path, slo_ttfa_ms: float | None = 
             ax.text(0.5, 0.5, "no samples", ha="center", va="center", transform=ax.transAxes)
     axes[0][0].set_ylabel("share of samples at or below")
     fig.suptitle("Latency CDFs (exact samples)")
-    fig.tight_layout(rect=(0, 0.03 if caption else 0, 1, 1))
-    _caption(fig, caption)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)  # the Figure stays readable (tests look at its axes)
-    return fig
+    return _saved(fig, path, caption)
 
 
 def playback_spans(frames: list[list[float]], sample_rate: int) -> tuple[list[tuple[float, float]],
@@ -149,11 +154,7 @@ def plot_over_time(recorder: LatencyRecorder, path: Path, started: float, ended:
     if all(math.isnan(v) for v in t.ttfa_p50):
         axes[0].text(0.5, 0.5, "no samples", ha="center", va="center", transform=axes[0].transAxes)
     fig.suptitle("The run over time")
-    fig.tight_layout(rect=(0, 0.03 if caption else 0, 1, 1))
-    _caption(fig, caption)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)  # the Figure stays readable (tests look at its axes)
-    return fig
+    return _saved(fig, path, caption)
 
 
 def plot_timeline(trace: dict[str, Any], path: Path, caption: str = "") -> Figure:
@@ -184,11 +185,7 @@ def plot_timeline(trace: dict[str, Any], path: Path, caption: str = "") -> Figur
     ax.set_xlabel("seconds from session start")
     ax.set_title(f"Session timeline ({underruns} underruns): \u25bc text sent, green: audio playing from its "
                  "first frame, red \u00d7: player ran dry, |: synthesis_complete, dotted: turn start", fontsize=9)
-    fig.tight_layout(rect=(0, 0.05 if caption else 0, 1, 1))
-    _caption(fig, caption)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)  # the Figure stays readable (tests look at its axes)
-    return fig
+    return _saved(fig, path, caption, caption_height=0.05)
 
 
 def plot_sweep(result: dict[str, Any], path: Path, caption: str = "") -> Figure:
@@ -210,11 +207,7 @@ def plot_sweep(result: dict[str, Any], path: Path, caption: str = "") -> Figure:
     ax.set_title(result["sentence"])
     ax.legend(loc="upper left")
     ax.grid(True, alpha=0.3)
-    fig.tight_layout(rect=(0, 0.03 if caption else 0, 1, 1))
-    _caption(fig, caption)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)  # the Figure stays readable (tests look at its axes)
-    return fig
+    return _saved(fig, path, caption)
 
 
 def write_reports(folder: str | Path, recorder: LatencyRecorder, summary: dict[str, Any],
