@@ -1,6 +1,6 @@
 """The instance model against a real container of known cost: closed ladder in, open-loop TTFA out.
 
-The fast version of bench/bench_fleet_validation.py (which compares p95 at three rates on longer runs):
+The fast version of bench/capacity/bench_fleet_validation.py (which compares p95 at three rates on longer runs):
 a timed container whose synthesis takes a fixed 40 ms, a two-rung closed ladder, then Poisson arrivals
 at 60% of the measured capacity. The mean is compared (a p95 of a few dozen requests on a shared
 machine is noise); the bound is loose and one-sided (the model over-predicts here, measured), but a

@@ -7,7 +7,7 @@ near-silence (the model's padding, which it synthesizes too: most of a short uni
 median of ``--rounds`` runs (the fastest with ``--min``, on a busy machine), then the least-squares
 fit of the time against the length (what the container measures at start-up) and its error.
 
-    uv run python bench/bench_unit_cost.py --rounds 3
+    uv run python bench/container/bench_unit_cost.py --rounds 3
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main() -> int:
         parser.error("--rounds must be at least 1")
     if not Path(args.voices_dir).is_dir():
         parser.error(f"--voices-dir {args.voices_dir}: no such folder")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from bidi_tts.audio import first_audible_sample, float_to_pcm16
     from reference_container.settings import parse_settings
     from reference_container.synthesizers.factory import build_synthesizer

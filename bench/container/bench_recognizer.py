@@ -6,7 +6,7 @@ clip per call (as content.intelligible.1 and content.order.1 do) and packed into
 content.session.1, content.concurrent.1 and the load test's verifier do). Wall and CPU seconds are
 printed, with the word error rate, so a busy machine shows as CPU < wall.
 
-Run: ``uv run python bench/bench_recognizer.py [--container-url http://127.0.0.1:8080] [--rounds 3]``
+Run: ``uv run python bench/container/bench_recognizer.py [--container-url http://127.0.0.1:8080] [--rounds 3]``
 (``BIDI_TTS_WHISPER_MODEL`` selects another faster-whisper model).
 """
 

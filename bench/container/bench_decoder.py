@@ -14,7 +14,7 @@ sample, and prints:
   the whole time axis (instance norm) and runs its harmonic source's phase from the first frame, so
   a window is a different rendering, not a piece of the same one.
 
-    uv run python bench/bench_decoder.py --rounds 3
+    uv run python bench/container/bench_decoder.py --rounds 3
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def main() -> int:
         parser.error("--rounds must be at least 1")
     if not Path(args.voices_dir).is_dir():
         parser.error(f"--voices-dir {args.voices_dir}: no such folder")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root))
     import onnx.utils
     import onnxruntime as ort

@@ -11,8 +11,8 @@ Runs, against a container that is already up (``--container-url``):
 Then prints one markdown table (the one in docs/browser.md). Run it once against the old container
 and once against the new, on a quiet machine::
 
-    uv run python bench/heard.py --container-url http://127.0.0.1:8080 --label after
-    uv run python bench/heard.py --table reports/heard/before reports/heard/after
+    uv run python bench/container/heard.py --container-url http://127.0.0.1:8080 --label after
+    uv run python bench/container/heard.py --table reports/heard/before reports/heard/after
 
 ``--messages`` and ``--run-time`` shorten a smoke run.
 """
@@ -52,7 +52,7 @@ def measure(url: str, out: Path, messages: int, run_time: str) -> None:
         _run([py, "-m", "bidi_tts_loadtest.browser_ttfa", "--container-url", url, "--shapes", "ws",
               "--messages", str(messages), "--json", str(out / f"browser-{index}.json"), *extra])
         (out / f"browser-{index}.name").write_text(name + "\n", encoding="utf-8")
-    _run([py, "-m", "locust", "-f", str(Path(__file__).resolve().parents[1] / "loadtest" / "locustfile.py"),
+    _run([py, "-m", "locust", "-f", str(Path(__file__).resolve().parents[2] / "loadtest" / "locustfile.py"),
           "--headless", "-u", "1", "-r", "1", "--run-time", run_time, "--host", url, "--only-summary",
           "--summary-json", str(out / "locust-1.json")])
 

@@ -7,7 +7,7 @@ recognizer (faster-whisper base, ``bidi_tts_hearing``). Prints per sentence: lea
 time to the first sample at -40 dBFS before and after the cut, and the first word heard in each.
 The cut passes when every first word is heard in the trimmed audio as in the untrimmed one.
 
-    uv run python bench/bench_onsets.py            # needs the model parts and the hearing extra
+    uv run python bench/container/bench_onsets.py            # needs the model parts and the hearing extra
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def main() -> int:
     parser.add_argument("--voice", default="af_heart")
     parser.add_argument("--voices-dir", default=os.environ.get("KOKORO_VOICES_DIR", "../shared/kokoro/voices"))
     args = parser.parse_args()
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from bidi_tts.audio import first_audible_sample, float_to_pcm16
     from bidi_tts_hearing import recognizer, unavailable_reason
     from bidi_tts_hearing.text import words

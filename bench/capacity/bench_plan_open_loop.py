@@ -1,6 +1,6 @@
 """Check the planner's open-loop prediction against a measurement: one local timed container.
 
-    PYTHONPATH=. python bench/bench_plan_open_loop.py [--profile h200-eager] [--slo-ms 400]
+    PYTHONPATH=. python bench/capacity/bench_plan_open_loop.py [--profile h200-eager] [--slo-ms 400]
         [--levels 1 2 4 8 12] [--closed-s 8] [--open-s 20] [--loads 0.5 0.7 0.85] [--json OUT]
 
 1. Closed loop (what the ladder measures): N clients POST /invocations back to back, for each N;

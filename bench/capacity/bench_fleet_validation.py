@@ -4,7 +4,7 @@ A timed-backend container (fifo, one worker, whole messages; a profile of known 
 measured under a closed-loop ladder; the model built from it predicts the p95 TTFA of Poisson arrivals
 at a few fractions of its capacity, which are then measured. The issue's bar: within 25%.
 
-    PYTHONPATH=$PWD python bench/bench_fleet_validation.py [--service-ms 50] [--cv 0.3] [--json OUT]
+    PYTHONPATH=$PWD python bench/capacity/bench_fleet_validation.py [--service-ms 50] [--cv 0.3] [--json OUT]
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from bidi_tts_loadtest.fleet.validate import validate
 
 def profile(service_ms: float, cv: float) -> dict:
     return {"name": f"fleet-validation-{service_ms:g}ms", "description": "a timed profile of known cost",
-            "source": "written by bench/bench_fleet_validation.py", "tokens_per_char": 1.0, "g2p_fixed_ms": 0.0,
-            "g2p_per_char_ms": 0.0, "call_fixed_ms": service_ms, "call_per_token_ms": 0.0,
+            "source": "written by bench/capacity/bench_fleet_validation.py", "tokens_per_char": 1.0,
+            "g2p_fixed_ms": 0.0, "g2p_per_char_ms": 0.0, "call_fixed_ms": service_ms, "call_per_token_ms": 0.0,
             "audio_s_per_token": 0.002, "throughput_by_concurrency": {"1": 1.0}, "call_cv": cv}
 
 

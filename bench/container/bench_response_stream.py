@@ -7,7 +7,7 @@ The container is the reference container with ``--backend timed --timed-profile 
 routes send the same text alternately, so load drifts hit them alike. Loopback only: this is the
 stand-in's own overhead, not SageMaker's (whose edge is remote and unmeasured here).
 
-Run: ``uv run python bench/bench_response_stream.py [--trials N] [--json OUT]``.
+Run: ``uv run python bench/container/bench_response_stream.py [--trials N] [--json OUT]``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The `g5-xlarge` timed profile under the sample's own ladder, beside the sample's published figures.
 
-    uv run python bench/bench_g5_ladder.py --hold-s 60 --measure-s 40 --json g5-ladder.json
+    uv run python bench/capacity/bench_g5_ladder.py --hold-s 60 --measure-s 40 --json g5-ladder.json
 
 A simulation checked against a measurement: the timed backend configured like the AWS sample's container
 (``fifo/1x1/whole``: one request at a time, whole messages) takes the closed-loop request ladder at the

@@ -1,7 +1,7 @@
 """Soak: N sessions for T minutes against a container; resource and latency drift, start vs end.
 
-    uv run python bench/soak.py --sessions 4 --minutes 5                  # starts the reference container
-    uv run python bench/soak.py --container-url http://127.0.0.1:8080 --pid 1234 --minutes 30
+    uv run python bench/container/soak.py --sessions 4 --minutes 5                  # starts the reference container
+    uv run python bench/container/soak.py --container-url http://127.0.0.1:8080 --pid 1234 --minutes 30
 
 Each session loops: open a WebSocket, send a few short messages one after another (each waiting for
 its synthesis_complete), close with {"type": "close"}. Every few seconds the container process's

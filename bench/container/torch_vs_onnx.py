@@ -1,7 +1,7 @@
 """The torch route (weights rebuilt from the int8 ONNX model) against the ONNX route, by numbers and by ear.
 
-    uv run python bench/torch_vs_onnx.py --json torch_vs_onnx.json          # 8 sentences x 4 voices
-    uv run python bench/torch_vs_onnx.py --sentences 2 --voices af_heart    # a short run
+    uv run python bench/container/torch_vs_onnx.py --json torch_vs_onnx.json          # 8 sentences x 4 voices
+    uv run python bench/container/torch_vs_onnx.py --sentences 2 --voices af_heart    # a short run
 
 For each sentence and voice, both routes render the same phonemes with the same style row (the torch
 side with Kokoro's random source draws pinned to zero, like the export). Prints per pair: duration
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 MORE_SENTENCES = (

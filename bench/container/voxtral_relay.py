@@ -1,6 +1,6 @@
 """The outside check: AWS's Voxtral relay in front of the reference container's vLLM-Omni route.
 
-    PYTHONPATH=. python bench/voxtral_relay.py /work/outside/voxtral/app.py [--pythonpath DIR] [--hold S]
+    PYTHONPATH=. python bench/container/voxtral_relay.py /work/outside/voxtral/app.py [--pythonpath DIR] [--hold S]
 
 APP_PY is aws-samples/sagemaker-genai-hosting-examples, 01-models/mistral/Voxtral-4B-TTS-2603/
 voxtral-tts-4B-docker-artifacts/app.py, kept outside this tree. It reads no environment: its upstream is

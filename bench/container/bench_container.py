@@ -1,6 +1,6 @@
 """Benchmark a running reference container: time to first audio, streaming gain, RTF, concurrency.
 
-    uv run python bench/bench_container.py [--container-url http://127.0.0.1:8080] [--trials 3]
+    uv run python bench/container/bench_container.py [--container-url http://127.0.0.1:8080] [--trials 3]
                                            [--concurrency 1,4,16] [--json OUT]
 
 Without --container-url it starts one with the pinned command on a free port and stops it after.
