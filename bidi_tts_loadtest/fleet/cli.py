@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bidi_tts.fleet_plan import PlanFileError, read_plan
 from bidi_tts_loadtest.core import exit_codes
-from bidi_tts_loadtest.fleet.inputs import read_ladder
+from bidi_tts_loadtest.fleet.inputs import ladder_curve
 from bidi_tts_loadtest.fleet.replay import DETECTION_LAG_S, ReplayOptions, prepare, replay
 from bidi_tts_loadtest.fleet.report import plot, text
 from bidi_tts_loadtest.fleet.traces import BUILTIN, Trace, ramp_surge_trough, read_trace
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--alarm-points and --scale-in-periods must be at least 1")
     try:
         plan = read_plan(a.plan)
-        curve = read_ladder(a.ladder) if a.ladder else plan.curve
+        curve = ladder_curve(a.ladder) if a.ladder else plan.curve
         if curve is None:
             raise PlanFileError(f"{a.plan}: no per_instance.curve; give --ladder FILE")
         if a.trace == BUILTIN:

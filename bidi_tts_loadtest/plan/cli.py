@@ -21,8 +21,8 @@ from bidi_tts.fleet_plan import Curve, PlanFileError
 from bidi_tts_loadtest.core import exit_codes
 from bidi_tts_loadtest.fleet.replay import ReplayOptions
 from bidi_tts_loadtest.fleet.traces import BUILTIN
+from bidi_tts_loadtest.ladder.result_file import LadderError, read_ladder
 from bidi_tts_loadtest.plan.findings import Finding, findings, has_stop, simulation_finding
-from bidi_tts_loadtest.plan.ladder_curve import LadderError, read_ladder
 from bidi_tts_loadtest.plan.prices import REGION, UnknownPrice, price_for
 from bidi_tts_loadtest.plan.report import plan_json, render
 from bidi_tts_loadtest.plan.self_check import NO_TRACE, self_check, trace_for

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from bidi_tts.fleet_plan import Curve
 from bidi_tts_loadtest.core.corpus import load_answers
-from bidi_tts_loadtest.plan.ladder_curve import Ladder
+from bidi_tts_loadtest.ladder.result_file import Ladder
 from bidi_tts_loadtest.plan.model import (
     cooldowns,
     cost_per_million_chars,

@@ -60,7 +60,7 @@ def test_the_model_from_a_closed_ladder_predicts_open_loop_latency(container: st
 
 
 def test_ladder_rows_round_trip_into_a_curve(tmp_path: Path) -> None:
-    from bidi_tts_loadtest.fleet.inputs import read_ladder
+    from bidi_tts_loadtest.fleet.inputs import ladder_curve as read_ladder
 
     ladder = {"kind": "bidi-tts-ladder", "version": 1, "load": "request", "loop": "closed", "rungs": [
         {"run": 1, "level": 1, "unit": "clients", "completed": 100, "errors": 0, "achieved_rps": 16.0,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from bidi_tts_loadtest.ladder.result_file import LadderError, parse_ladder
 from bidi_tts_loadtest.plan.cli import main
-from bidi_tts_loadtest.plan.ladder_curve import LadderError, parse_ladder
 from bidi_tts_loadtest.plan.prices import UnknownPrice, price_for
 from tests.loadtest.plan_helpers import HAND, POLICY, SAMPLE, SESSIONS, ladder_data, run, usage_error, write_ladder
 

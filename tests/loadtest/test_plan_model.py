@@ -11,8 +11,8 @@ import pytest
 
 from bidi_tts.fleet_plan import Curve, Rung
 from bidi_tts_loadtest.capacity import load as capacity_load
+from bidi_tts_loadtest.ladder.result_file import read_ladder
 from bidi_tts_loadtest.plan import size as plan_size
-from bidi_tts_loadtest.plan.ladder_curve import read_ladder
 from bidi_tts_loadtest.plan.model import (
     cooldowns,
     lambda_star,

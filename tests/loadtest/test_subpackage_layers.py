@@ -1,7 +1,8 @@
 """The load tools' subpackages import only what lies below them, and no module imports itself round a circle.
 
 core is the floor; the Locust run, the capacity sweep, the ladders, the fleet simulation, the relay and
-the studies each stand on it alone; the planner stands on the fleet simulation (it replays its own plan).
+the studies each stand on it alone; the fleet simulation reads ladder results with the ladder's reader,
+and the planner stands on both (it replays its own plan).
 The modules directly in ``bidi_tts_loadtest/`` are the pinned commands' thin entry points.
 """
 
@@ -16,9 +17,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "bidi_tts_loadtest"
 #: subpackage -> the subpackages it may import (its own aside)
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
-    "run": {"core"}, "capacity": {"core"}, "ladder": {"core"}, "fleet": {"core"}, "relay": {"core"},
-    "studies": {"core"},
-    "plan": {"core", "fleet"},
+    "run": {"core"}, "capacity": {"core"}, "ladder": {"core"}, "relay": {"core"}, "studies": {"core"},
+    "fleet": {"core", "ladder"},
+    "plan": {"core", "ladder", "fleet"},
 }
 ENTRY_POINTS = {"__init__", "__main__", "bench_generator", "bidi_vs_batch", "browser_ttfa", "compare", "corpus",
                 "fleet_sim", "known_latency", "transport_cost"}

@@ -1,4 +1,6 @@
-"""Read a ladder result of the load tool (``"kind": "bidi-tts-ladder"``) for the fleet planner.
+"""Read a ladder result of the load tool (``"kind": "bidi-tts-ladder"``): for the fleet planner
+(:func:`read_ladder`, everything sizing needs) and for the fleet simulation (:func:`read_ladder_curve`,
+the instance's curve). One reader, so the two read the same rungs the same way.
 
 Defensive by design: the planner sizes a fleet from this file, so a file that is not a ladder, or one
 that lacks what sizing needs, is a :class:`LadderError` (one line, exit 4), never a guess.
@@ -67,7 +69,7 @@ def _rungs(raw: Any, loop: str) -> tuple[tuple[Rung, ...], int]:
     for i, rung in enumerate(raw):
         if not isinstance(rung, dict):
             raise LadderError(f"rungs[{i}] is not an object")
-        if rung.get("usable") is False:
+        if rung.get("usable") is False or rung.get("completed") == 0:
             continue
         ttfa = rung.get("ttfa_ms")
         if not isinstance(ttfa, dict):
@@ -89,8 +91,8 @@ def _rungs(raw: Any, loop: str) -> tuple[tuple[Rung, ...], int]:
     return rungs, len(runs)
 
 
-def parse_ladder(data: Any, path: str = "<ladder>") -> Ladder:
-    """The ladder in `data` (a decoded JSON document), or :class:`LadderError` saying what is wrong."""
+def _kind(data: Any) -> tuple[str, str]:
+    """(load, loop) of a ladder result, or :class:`LadderError` when `data` is none."""
     if not isinstance(data, dict) or data.get("kind") != "bidi-tts-ladder":
         raise LadderError("not a ladder result (no \"kind\": \"bidi-tts-ladder\")")
     if data.get("version") != 1:
@@ -100,6 +102,12 @@ def parse_ladder(data: Any, path: str = "<ladder>") -> Ladder:
         raise LadderError(f"load {load!r} is neither 'request' nor 'session'")
     if loop not in ("closed", "open"):
         raise LadderError(f"loop {loop!r} is neither 'closed' nor 'open'")
+    return str(load), str(loop)
+
+
+def parse_ladder(data: Any, path: str = "<ladder>") -> Ladder:
+    """The ladder in `data` (a decoded JSON document), or :class:`LadderError` saying what is wrong."""
+    load, loop = _kind(data)
     result = data.get("result")
     if not isinstance(result, dict):
         raise LadderError("'result' is not an object")
@@ -113,7 +121,7 @@ def parse_ladder(data: Any, path: str = "<ladder>") -> Ladder:
     if not isinstance(per_run, list):
         raise LadderError("result.q_max_per_run is not a list")
     return Ladder(
-        path=path, load=str(load), loop=str(loop), slo_ms=_optional(settings.get("slo_ms"), "settings.slo_ms"),
+        path=path, load=load, loop=loop, slo_ms=_optional(settings.get("slo_ms"), "settings.slo_ms"),
         rungs=rungs, runs=max(runs, len(per_run)), q_max=q_max,
         q_max_per_run=tuple(_number(v, "result.q_max_per_run[]") for v in per_run if v is not None),
         bracketed=result.get("bracketed") is True,
@@ -125,11 +133,25 @@ def parse_ladder(data: Any, path: str = "<ladder>") -> Ladder:
     )
 
 
-def read_ladder(path: str | Path) -> Ladder:
+def _read(path: str | Path) -> Any:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise LadderError(f"cannot read it ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise LadderError(f"not JSON ({exc})") from None
-    return parse_ladder(data, str(path))
+
+
+def read_ladder(path: str | Path) -> Ladder:
+    """Everything the planner sizes from; its Q_max must be measured."""
+    return parse_ladder(_read(path), str(path))
+
+
+def read_ladder_curve(path: str | Path) -> Curve:
+    """The instance's curve from a closed-loop ladder (its Q_max is not needed): the fleet simulation's."""
+    data = _read(path)
+    load, loop = _kind(data)
+    if loop != "closed":
+        raise LadderError("an open-loop ladder cannot build the instance model (needs loop=closed)")
+    rungs, _ = _rungs(data.get("rungs"), loop)
+    return Curve(rungs, f"ladder {path} ({load} load, {loop} loop)")
