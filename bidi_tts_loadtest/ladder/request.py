@@ -37,6 +37,13 @@ def _body(text: str) -> bytes:
     return json.dumps({"text": text}).encode()
 
 
+def _begin(item: str, sample: Sample, collected: Collected) -> None:
+    """Count the request in (with its text's length) and start its clock, just before it is sent."""
+    collected.samples.append(sample)
+    sample.chars = len(item)
+    sample.sent_at = time.perf_counter()
+
+
 class UrlJob:
     """One client's keep-alive connection to ``{url}/invocations``."""
 
@@ -50,11 +57,9 @@ class UrlJob:
             if secure else http.client.HTTPConnection(host, port, timeout=timeout_s))
 
     def __call__(self, item: str, sample: Sample, collected: Collected) -> None:
-        collected.samples.append(sample)
-        sample.chars = len(item)
+        _begin(item, sample, collected)
         nbytes = 0
         try:
-            sample.sent_at = time.perf_counter()
             self.conn.request("POST", self.path, _body(item), {"Content-Type": "application/json"})
             response = self.conn.getresponse()
             if response.status != 200:
@@ -94,11 +99,9 @@ class EndpointJob:
         self.endpoint_name = endpoint_name
 
     def __call__(self, item: str, sample: Sample, collected: Collected) -> None:
-        collected.samples.append(sample)
-        sample.chars = len(item)
+        _begin(item, sample, collected)
         nbytes = 0
         try:
-            sample.sent_at = time.perf_counter()
             reply = invoke_with_response_stream(self.client, self.endpoint_name, _body(item), accept="audio/pcm")
             for arrived_at, data in reply.chunks():
                 if sample.first_at is None:
