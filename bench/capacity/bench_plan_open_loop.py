@@ -5,7 +5,7 @@
 
 1. Closed loop (what the ladder measures): N clients POST /invocations back to back, for each N;
    rps and time to first byte (TTFA) p50/p95 per level make the planner's curve.
-2. The planner's model (bidi_tts_loadtest.plan_model) predicts, from that curve alone, the p95 TTFA
+2. The planner's model (bidi_tts_loadtest.plan.model) predicts, from that curve alone, the p95 TTFA
    and the mean number in system under Poisson arrivals at the given shares of saturation, and lambda*.
 3. Open loop: Poisson arrivals at those rates, measured the same way.
 

@@ -8,7 +8,7 @@ threads each), all loaded at once, then measures them interleaved: for each sess
 container in turn (the order rotates per step) takes the same LLM-paced load, so a burst of noise
 from the machine's other tenants is spread across all configurations instead of sinking one.
 
-The load: each session speaks conversation turns (``loadtest.turn``, the chunker releasing each
+The load: each session speaks conversation turns (``bidi_tts_loadtest.core.turn``, the chunker releasing each
 sentence as the simulated LLM streams it); the next turn starts when the listener would have heard
 the previous one to the end, plus a pause. Per turn: TTFA from the LLM's first token to the first
 audio frame, and underruns of a player that plays the whole turn from its first frame (all its
@@ -18,10 +18,11 @@ smaller count that missed named beside it (``32 (missed 8)``: one noisy small st
 larger counts that held, and is not hidden either). The 1-minute load average is recorded beside every
 step: on a shared machine the numbers mean little without it.
 
-The modules, one job each: :mod:`.capacity_config` (the configurations and their container options),
-:mod:`.capacity_container` (starting them), :mod:`.capacity_load` (one step's load),
-:mod:`.capacity_step` (its numbers), :mod:`.capacity_held` (the SLO's held rule), :mod:`.capacity_report`
-(lines, tables, JSON, plot) and :mod:`.capacity_calibrate` (the ``calibrate`` subcommand); this one is
+The modules, one job each: :mod:`bidi_tts_loadtest.core.container_config` (the configurations and their
+container options),
+:mod:`bidi_tts_loadtest.core.container` (starting them), :mod:`.load` (one step's load, on the core's
+session loop), :mod:`.step` (its numbers), :mod:`.held` (the SLO's held rule), :mod:`.report`
+(lines, tables, JSON, plot) and :mod:`.calibrate_cli` (the ``calibrate`` subcommand); this one is
 the command line and the sweep's order.
 
 Beside the latency table, two more, per configuration and session count:

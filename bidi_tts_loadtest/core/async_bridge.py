@@ -227,7 +227,7 @@ class _Signal:
 
 
 class BridgedTransport(SyncWaitClosed):
-    """A blocking transport (see :class:`loadtest.turn.SyncTransport`) over an async Transport."""
+    """A blocking transport (see :class:`bidi_tts_loadtest.core.turn.SyncTransport`) over an async Transport."""
 
     knows_frame_kind = True
 

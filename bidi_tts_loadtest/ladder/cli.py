@@ -14,9 +14,9 @@ minimum over runs and their spread. A rung where the client was the limit, or wi
 refusals, is unusable: it says why and does not count. Climbing stops after ``--stop-after-fails``
 usable rungs in a row missed the SLO (default 2: one miss may be noise, two are the knee).
 
-Modules: :mod:`.ladder_loops` (the two loops), :mod:`.ladder_request` and :mod:`.ladder_session` (the
-two loads), :mod:`.ladder_rung` (a rung's numbers and usability), :mod:`.ladder_result` (Q_max, lines,
-table), :mod:`.ladder_texts` (the short texts); this one is the command line, the targets and the JSON.
+Modules: :mod:`.loops` (the two loops), :mod:`.request` and :mod:`.sessions` (the
+two loads), :mod:`.rung` (a rung's numbers and usability), :mod:`.result` (Q_max, lines,
+table), :mod:`.texts` (the short texts); this one is the command line, the targets and the JSON.
 """
 
 from __future__ import annotations

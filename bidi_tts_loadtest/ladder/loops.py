@@ -1,9 +1,9 @@
 """The two loops of a ladder rung: closed (N clients back to back) and open (Poisson arrivals on a schedule).
 
 Both drive *jobs*: a job is what one client does once (one request, or one whole session) and fills
-the :class:`~bidi_tts_loadtest.ladder_rung.Sample` it is handed (its own ``sent_at`` at the moment
+the :class:`~bidi_tts_loadtest.ladder.rung.Sample` it is handed (its own ``sent_at`` at the moment
 it sends). Each client thread makes its own job runner (its own connection), so no client waits on
-another's socket. The loops only keep time and collect; :mod:`.ladder_rung` judges.
+another's socket. The loops only keep time and collect; :mod:`.rung` judges.
 
 - closed: N threads; each sends its next job the moment the last one returned, until the hold ends.
   The time between a job's result and the next send is recorded (``gap_s``): a client that spends

@@ -7,7 +7,7 @@ and pausing before the next) over the load tool's transports
 endpoint's bidirectional stream, the local stand-in included). Its span is the session, open to
 close; its samples are its turns: TTFA from the LLM's first token to the turn's first audio, the
 underruns of a player that plays the whole turn from its first frame. A level holds when p95 TTFA
-meets the SLO and no measured turn underran (:func:`.ladder_rung.rung` with ``load="session"``).
+meets the SLO and no measured turn underran (:func:`.rung.rung` with ``load="session"``).
 
 closed loop: N sessions open for the whole hold, turn after turn. open loop: sessions arrive at the
 rate, each speaking ``--session-turns`` turns (none starts after the hold) and closing.

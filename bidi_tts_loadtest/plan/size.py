@@ -1,6 +1,6 @@
 """From one instance's capacity and the demand to a fleet: instances, requirements values, queue bound, cost.
 
-Request load sizes from lambda* (plan_model); session load from H, the sessions one instance holds at
+Request load sizes from lambda* (plan/model.py); session load from H, the sessions one instance holds at
 the SLO. Both leave the surge as standing headroom: the target is the level at 1 / surge of capacity.
 """
 

@@ -1,6 +1,6 @@
 """How many concurrent sessions can one machine generate before its own timing error grows?
 
-Runs the Locust users' code path (gevent, the sync websockets client, ``loadtest.turn``) at rising
+Runs the Locust users' code path (gevent, the sync websockets client, ``bidi_tts_loadtest.core.turn``) at rising
 concurrency against ``loadtest.known_latency`` in a separate process. That server reports, in each
 ``synthesis_complete``, the TTFA it measured itself; the generator's timing error is the client's
 TTFA minus the server's, message by message (it includes the loopback transit, a few tens of µs).
