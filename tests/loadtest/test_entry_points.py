@@ -33,7 +33,8 @@ PINNED: list[tuple[str, list[str], str]] = [
     *[(f"python -m loadtest.{name}", [sys.executable, "-m", f"loadtest.{name}"], word)
       for name, word in [("capacity", "--configs"), ("bidi_vs_batch", "--json"), ("relay", "--port"),
                          ("browser_ttfa", "--shapes"), ("transport_cost", "--clips"),
-                         ("known_latency", "--port"), ("bench_generator", "--sessions")]],
+                         ("known_latency", "--port"), ("bench_generator", "--sessions"), ("plan", "--peak-rps"),
+                         ("ladder", "--container-url"), ("fleet_sim", "--plan")]],
     ("python -m loadtest.capacity calibrate", [sys.executable, "-m", "loadtest.capacity", "calibrate"], "--refit"),
     ("python -m bidi_tts_loadtest", [sys.executable, "-m", "bidi_tts_loadtest"], "--summary-json"),
     ("python -m loadtest", [sys.executable, "-m", "loadtest"], "--summary-json"),
