@@ -2,7 +2,7 @@
 
 The conformance suite set the numbers first (pytest's own 4 for a usage error, sysexits' 69 for
 EX_UNAVAILABLE); the load tools follow it so a CI step can tell the situations apart by code. They
-live here, on the floor every command stands on; ``bidi_tts_loadtest.exit_codes`` hands them on.
+live here, on the floor every command stands on; ``bidi_tts_loadtest.core.exit_codes`` hands them on.
 """
 
 from __future__ import annotations

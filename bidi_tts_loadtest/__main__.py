@@ -17,16 +17,16 @@ from pathlib import Path
 def main() -> None:
     args = sys.argv[1:]
     if "--compare" in args:
-        from bidi_tts_loadtest.compare import main as compare_main
+        from bidi_tts_loadtest.run.compare import main as compare_main
 
         args.remove("--compare")
         raise SystemExit(compare_main(args))
     from locust.main import main as locust_main
 
-    from bidi_tts_loadtest import plugin as _plugin  # noqa: F401  (registers the options, events and the SLO gate)
+    from bidi_tts_loadtest.run import plugin as _plugin  # noqa: F401  (registers the options, events and the SLO gate)
 
     if not any(a in ("-f", "--locustfile") or a.startswith("--locustfile=") for a in args):
-        sys.argv[1:1] = ["-f", str(Path(__file__).with_name("locustfile.py"))]
+        sys.argv[1:1] = ["-f", str(Path(__file__).parent / "run" / "locustfile.py")]
     sys.argv[0] = "bidi-tts-load"
     locust_main()
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from bidi_tts.fleet_plan import PlanFileError, Policy, plan_stops, read_policy
 from reference_container_deploy.aws import ApiCall
 from reference_container_deploy.errors import DeployError, ExitCode
 from reference_container_deploy.names import VARIANT_NAME, DeploymentNames
@@ -27,59 +28,38 @@ DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 HIGH_RES_METRIC = "SageMakerVariantConcurrentRequestsPerModelHighResolution"
 CONCURRENCY_METRIC = "ConcurrentRequestsPerModel"  # its name in CloudWatch (AWS/SageMaker)
 SAGEMAKER_METRICS = "AWS/SageMaker"
-SCALE_IN_PERIOD_S = 60
-SCALE_IN_PERIODS = 3
-DEFAULT_SCALE_OUT_COOLDOWN_S = 60
-DEFAULT_SCALE_IN_COOLDOWN_S = 300
 MAX_INSTANCES = 100  # the tool's own bound on --instance-count, kept for autoscaling too
-PLAN_KEYS = ("min_instances", "max_instances", "target_value", "scale_in_value",
-             "scale_out_cooldown_s", "scale_in_cooldown_s")
+_FROM_PLANNER = "pass the file `python -m bidi_tts_loadtest.plan --json` wrote."
 
 
-@dataclass(frozen=True, slots=True)
-class Autoscale:
-    """What the variant scales between, on what, and how fast."""
-
-    min_instances: int
-    max_instances: int
-    target_value: float
-    scale_in_value: float
-    scale_out_cooldown_s: int = DEFAULT_SCALE_OUT_COOLDOWN_S
-    scale_in_cooldown_s: int = DEFAULT_SCALE_IN_COOLDOWN_S
-
-    def validate(self) -> None:
-        """Raise a usage error naming the first setting that cannot work."""
-        if not 1 <= self.min_instances <= MAX_INSTANCES:
-            _usage(f"--autoscale-min {self.min_instances} must be between 1 and {MAX_INSTANCES}.")
-        if not 1 <= self.max_instances <= MAX_INSTANCES:
-            _usage(f"--autoscale-max {self.max_instances} must be between 1 and {MAX_INSTANCES}.")
-        if self.min_instances > self.max_instances:
-            _usage(f"--autoscale-min {self.min_instances} is above --autoscale-max {self.max_instances}.")
-        if not (math.isfinite(self.target_value) and self.target_value > 0):
-            _usage(f"--autoscale-target {self.target_value} must be a positive number of concurrent "
-                   "requests per instance.")
-        if not (math.isfinite(self.scale_in_value) and 0 <= self.scale_in_value < self.target_value):
-            _usage(f"the scale-in value {self.scale_in_value} must be at least 0 and under the target "
-                   f"{self.target_value} (else the two policies fight).")
-        for label, value in (("scale-out", self.scale_out_cooldown_s), ("scale-in", self.scale_in_cooldown_s)):
-            if not 0 <= value <= 86400:
-                _usage(f"the {label} cooldown {value} s must be between 0 and 86400.")
+def check(policy: Policy) -> None:
+    """Raise a usage error naming the first setting of `policy` that cannot work."""
+    if not 1 <= policy.min_instances <= MAX_INSTANCES:
+        _usage(f"--autoscale-min {policy.min_instances} must be between 1 and {MAX_INSTANCES}.")
+    if not 1 <= policy.max_instances <= MAX_INSTANCES:
+        _usage(f"--autoscale-max {policy.max_instances} must be between 1 and {MAX_INSTANCES}.")
+    if policy.min_instances > policy.max_instances:
+        _usage(f"--autoscale-min {policy.min_instances} is above --autoscale-max {policy.max_instances}.")
+    if not (math.isfinite(policy.target_value) and policy.target_value > 0):
+        _usage(f"--autoscale-target {policy.target_value} must be a positive number of concurrent "
+               "requests per instance.")
+    if not (math.isfinite(policy.scale_in_value) and 0 <= policy.scale_in_value < policy.target_value):
+        _usage(f"the scale-in value {policy.scale_in_value} must be at least 0 and under the target "
+               f"{policy.target_value} (else the two policies fight).")
+    for label, value in (("scale-out", policy.scale_out_cooldown_s), ("scale-in", policy.scale_in_cooldown_s)):
+        if not 0 <= value <= 86400:
+            _usage(f"the {label} cooldown {value} s must be between 0 and 86400.")
 
 
-def _usage(message: str, fix: str | None = None) -> None:
+def _usage(message: str, fix: str | None = None) -> NoReturn:
     raise DeployError(ExitCode.USAGE, message, fix)
 
 
-@dataclass(frozen=True, slots=True)
-class PlanFile:
-    """The fleet planner's JSON (`python -m bidi_tts_loadtest.plan --json`), as far as `up` needs it."""
+def load_plan(path: Path) -> tuple[Policy, tuple[str, ...]]:
+    """The policy of a plan file and its STOP findings; a missing, unreadable or malformed file is a usage error.
 
-    values: dict[str, float]
-    stops: list[str]
-
-
-def load_plan(path: Path) -> PlanFile:
-    """Read a plan; a missing, unreadable or malformed file is a usage error."""
+    The file is the planner's (`python -m bidi_tts_loadtest.plan --json`), read with the same
+    :func:`bidi_tts.fleet_plan.read_policy` the fleet simulation uses; here every policy key is required."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -88,23 +68,17 @@ def load_plan(path: Path) -> PlanFile:
         raise DeployError(ExitCode.USAGE, f"--plan {path}: cannot read it ({exc.__class__.__name__}).",
                           None) from None
     except json.JSONDecodeError as exc:
-        raise DeployError(ExitCode.USAGE, f"--plan {path} is not JSON (line {exc.lineno}).",
-                          "pass the file `python -m bidi_tts_loadtest.plan --json` wrote.") from None
+        raise DeployError(ExitCode.USAGE, f"--plan {path} is not JSON (line {exc.lineno}).", _FROM_PLANNER) from None
     if not isinstance(data, dict):
         _usage(f"--plan {path} is not a plan: a JSON object is expected.")
-    values: dict[str, float] = {}
-    for key in PLAN_KEYS:
-        value = data.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            _usage(f"--plan {path}: {key!r} is missing or not a number.",
-                   "pass the file `python -m bidi_tts_loadtest.plan --json` wrote.")
-        values[key] = float(value)
-    findings = data.get("findings", [])
-    if not isinstance(findings, list) or not all(isinstance(f, dict) for f in findings):
-        _usage(f"--plan {path}: 'findings' must be a list of objects.")
-    stops = [f"{f.get('name', '?')}: {f.get('detail', '')}".strip() for f in findings
-             if str(f.get("level", "")).upper() == "STOP"]
-    return PlanFile(values=values, stops=stops)
+    try:
+        policy = read_policy(data, f"--plan {path}", defaults=False)
+        stops = plan_stops(data, f"--plan {path}")
+    except PlanFileError as exc:
+        _usage(f"{exc}.", _FROM_PLANNER)
+    for key in ("min_instances", "max_instances", "scale_out_cooldown_s", "scale_in_cooldown_s"):
+        _whole(data[key], key)
+    return policy, stops
 
 
 def _whole(value: float, key: str) -> int:
@@ -121,32 +95,23 @@ def resolve(
     target_value: float | None,
     scale_in_value: float | None,
     force: bool,
-) -> Autoscale | None:
+) -> Policy | None:
     """The autoscaling `up` sets, or None when none is asked for. Flags override the plan's values."""
     flags = (min_instances, max_instances, target_value, scale_in_value)
     if plan_path is None and all(v is None for v in flags):
         return None
-    base: Autoscale | None = None
+    base: Policy | None = None
     if plan_path is not None:
-        plan = load_plan(plan_path)
-        if plan.stops and not force:
-            _usage(f"--plan {plan_path} has a STOP finding ({plan.stops[0]}); it would not hold the SLO.",
+        base, stops = load_plan(plan_path)
+        if stops and not force:
+            _usage(f"--plan {plan_path} has a STOP finding ({stops[0]}); it would not hold the SLO.",
                    "fix the plan, or pass --force to deploy it anyway.")
-        v = plan.values
-        base = Autoscale(
-            min_instances=_whole(v["min_instances"], "min_instances"),
-            max_instances=_whole(v["max_instances"], "max_instances"),
-            target_value=v["target_value"],
-            scale_in_value=v["scale_in_value"],
-            scale_out_cooldown_s=_whole(v["scale_out_cooldown_s"], "scale_out_cooldown_s"),
-            scale_in_cooldown_s=_whole(v["scale_in_cooldown_s"], "scale_in_cooldown_s"),
-        )
     elif min_instances is None or max_instances is None or target_value is None:
         _usage("autoscaling needs --autoscale-min, --autoscale-max and --autoscale-target together "
                "(or --plan PLAN.json).")
     if base is None:
         assert min_instances is not None and max_instances is not None and target_value is not None
-        base = Autoscale(min_instances=min_instances, max_instances=max_instances, target_value=target_value,
+        base = Policy(min_instances=min_instances, max_instances=max_instances, target_value=target_value,
                          scale_in_value=target_value / 2 if scale_in_value is None else scale_in_value)
     else:
         base = replace(
@@ -156,7 +121,7 @@ def resolve(
             target_value=base.target_value if target_value is None else target_value,
             scale_in_value=base.scale_in_value if scale_in_value is None else scale_in_value,
         )
-    base.validate()
+    check(base)
     return base
 
 
@@ -187,13 +152,13 @@ def variant_dimensions(names: DeploymentNames) -> list[dict[str, str]]:
     return [{"Name": "EndpointName", "Value": names.endpoint}, {"Name": "VariantName", "Value": VARIANT_NAME}]
 
 
-def register_call(names: DeploymentNames, spec: Autoscale) -> ApiCall:
+def register_call(names: DeploymentNames, spec: Policy) -> ApiCall:
     return ApiCall("application-autoscaling", "RegisterScalableTarget", {
         **_target(names), "MinCapacity": spec.min_instances, "MaxCapacity": spec.max_instances,
     })
 
 
-def target_tracking_call(names: DeploymentNames, spec: Autoscale) -> ApiCall:
+def target_tracking_call(names: DeploymentNames, spec: Policy) -> ApiCall:
     return ApiCall("application-autoscaling", "PutScalingPolicy", {
         **_target(names),
         "PolicyName": target_policy_name(names),
@@ -201,14 +166,14 @@ def target_tracking_call(names: DeploymentNames, spec: Autoscale) -> ApiCall:
         "TargetTrackingScalingPolicyConfiguration": {
             "TargetValue": spec.target_value,
             "PredefinedMetricSpecification": {"PredefinedMetricType": HIGH_RES_METRIC},
-            "ScaleOutCooldown": spec.scale_out_cooldown_s,
-            "ScaleInCooldown": spec.scale_in_cooldown_s,
+            "ScaleOutCooldown": int(spec.scale_out_cooldown_s),
+            "ScaleInCooldown": int(spec.scale_in_cooldown_s),
             "DisableScaleIn": True,
         },
     })
 
 
-def step_scale_in_call(names: DeploymentNames, spec: Autoscale) -> ApiCall:
+def step_scale_in_call(names: DeploymentNames, spec: Policy) -> ApiCall:
     return ApiCall("application-autoscaling", "PutScalingPolicy", {
         **_target(names),
         "PolicyName": scale_in_policy_name(names),
@@ -216,13 +181,13 @@ def step_scale_in_call(names: DeploymentNames, spec: Autoscale) -> ApiCall:
         "StepScalingPolicyConfiguration": {
             "AdjustmentType": "ChangeInCapacity",
             "StepAdjustments": [{"MetricIntervalUpperBound": 0.0, "ScalingAdjustment": -1}],
-            "Cooldown": spec.scale_in_cooldown_s,
+            "Cooldown": int(spec.scale_in_cooldown_s),
             "MetricAggregationType": "Average",
         },
     })
 
 
-def scale_in_alarm_call(names: DeploymentNames, spec: Autoscale, policy_arn: str) -> ApiCall:
+def scale_in_alarm_call(names: DeploymentNames, spec: Policy, policy_arn: str) -> ApiCall:
     return ApiCall("cloudwatch", "PutMetricAlarm", {
         "AlarmName": scale_in_alarm_name(names),
         "AlarmDescription": f"{names.name}: sustained trough, remove one instance (bidi-tts deploy)",
@@ -230,8 +195,8 @@ def scale_in_alarm_call(names: DeploymentNames, spec: Autoscale, policy_arn: str
         "MetricName": CONCURRENCY_METRIC,
         "Dimensions": variant_dimensions(names),
         "Statistic": "Average",
-        "Period": SCALE_IN_PERIOD_S,
-        "EvaluationPeriods": SCALE_IN_PERIODS,
+        "Period": int(spec.scale_in_period_s),
+        "EvaluationPeriods": spec.scale_in_periods,
         "Threshold": spec.scale_in_value,
         "ComparisonOperator": "LessThanThreshold",
         # No traffic at all is the deepest trough: without this an idle endpoint never scales in.

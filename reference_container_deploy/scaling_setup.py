@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bidi_tts.fleet_plan import Policy
 from reference_container_deploy import autoscale as scaling
 from reference_container_deploy import monitoring
-from reference_container_deploy.autoscale import Autoscale
 from reference_container_deploy.aws import ApiCall, Aws, error_code, is_not_found
 from reference_container_deploy.errors import DeployError, ExitCode
 from reference_container_deploy.names import DeploymentNames
@@ -27,14 +27,14 @@ _ARN_PLACEHOLDER = "<PolicyARN returned by the StepScaling PutScalingPolicy>"
 class Setup:
     """The extras `up` was asked for."""
 
-    autoscale: Autoscale | None
+    autoscale: Policy | None
     alarms: bool
     first_audio_p95_ms: float
     dashboard: bool
     region: str
 
 
-def check_options(autoscale: Autoscale | None, instance_count: int, *, wait: bool, alarms: bool,
+def check_options(autoscale: Policy | None, instance_count: int, *, wait: bool, alarms: bool,
                   dashboard: bool, first_audio_p95_ms: float = DEFAULT_FIRST_AUDIO_P95_MS) -> None:
     """Refuse combinations that cannot work, before anything is created."""
     if not first_audio_p95_ms > 0:
@@ -89,14 +89,14 @@ def apply(aws: Aws, names: DeploymentNames, setup: Setup, out: Printer, created:
         aws.call(scaling.target_tracking_call(names, spec))
         created.append(f"scaling policy {scaling.target_policy_name(names)}")
         out(f"created {created[-1]}: target {spec.target_value:g} concurrent requests per instance on "
-            f"{scaling.HIGH_RES_METRIC} (scale-in disabled, scale-out cooldown {spec.scale_out_cooldown_s} s)")
+            f"{scaling.HIGH_RES_METRIC} (scale-in disabled, scale-out cooldown {spec.scale_out_cooldown_s:g} s)")
         arn = scaling.policy_arn(aws.call(scaling.step_scale_in_call(names, spec)))
         created.append(f"scaling policy {scaling.scale_in_policy_name(names)}")
-        out(f"created {created[-1]}: remove 1 instance (cooldown {spec.scale_in_cooldown_s} s)")
+        out(f"created {created[-1]}: remove 1 instance (cooldown {spec.scale_in_cooldown_s:g} s)")
         aws.call(scaling.scale_in_alarm_call(names, spec, arn))
         created.append(f"alarm {scaling.scale_in_alarm_name(names)}")
         out(f"created {created[-1]}: {scaling.CONCURRENCY_METRIC} Average < {spec.scale_in_value:g} for "
-            f"{scaling.SCALE_IN_PERIODS} x {scaling.SCALE_IN_PERIOD_S} s")
+            f"{spec.scale_in_periods} x {spec.scale_in_period_s:g} s")
     for call in _calls(names, setup, ""):
         aws.call(call)
         kind = "dashboard" if call.operation == "PutDashboard" else "alarm"

@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bidi_tts.fleet_plan import Policy
 from reference_container_deploy import image as image_ops
 from reference_container_deploy import scaling_setup
-from reference_container_deploy.autoscale import Autoscale
 from reference_container_deploy.aws import ApiCall, Aws, resolve_region
 from reference_container_deploy.errors import DeployError, ExitCode
 from reference_container_deploy.imageref import ImageRef, ecr_uri, parse_image
@@ -41,7 +41,7 @@ class UpOptions:
     wait: bool = True
     dry_run: bool = False
     polling: Polling = field(default_factory=Polling)
-    autoscale: Autoscale | None = None
+    autoscale: Policy | None = None
     alarms: bool = False
     first_audio_p95_ms: float = scaling_setup.DEFAULT_FIRST_AUDIO_P95_MS
     dashboard: bool = False

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bidi_tts_loadtest.exit_codes import Parser  # noqa: E402
+from bidi_tts_loadtest.core.exit_codes import Parser  # noqa: E402
 from tests.loadtest.servers import known_latency_server  # noqa: E402
 from tests.toys.good import ServerThread, ToyConfig, ToyContainer  # noqa: E402
 
@@ -38,7 +38,7 @@ def load_plots(out: Path, work: Path, run_time: str) -> None:
 def report_pages(out: Path, work: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    from bidi_tts_loadtest.browser_ttfa import CHROMIUM_ARGS, find_chromium
+    from bidi_tts_loadtest.relay.browser_ttfa import CHROMIUM_ARGS, find_chromium
 
     html = work / "report" / "conformance.html"
     with ServerThread(ToyContainer(ToyConfig(realtime_factor=1.05)).app()) as server:
@@ -68,7 +68,7 @@ def main() -> int:
     parser.add_argument("--skip-load", action="store_true", help="only the report pages")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    from bidi_tts_loadtest.browser_ttfa import find_chromium
+    from bidi_tts_loadtest.relay.browser_ttfa import find_chromium
     from bidi_tts_loadtest.relay.upstream import UsageError
 
     try:

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 from bidi_tts_conformance.targets import ProcessTarget
-from bidi_tts_loadtest.options import positive_int
-from bidi_tts_loadtest.target import container_url_problem
+from bidi_tts_loadtest.core.arg_types import positive_int
+from bidi_tts_loadtest.core.target import container_url_problem
 
 
 def main() -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bidi_tts_loadtest import exit_codes
+from bidi_tts_loadtest.core import exit_codes
 from bidi_tts_loadtest.relay.app import Relay
 from bidi_tts_loadtest.relay.server import RelayServer, add_upstream_options, listen, probe, upstream_from
 from bidi_tts_loadtest.relay.upstream import Unreachable, UsageError

@@ -2,7 +2,7 @@
 
 A turn is what the page sends at once: a text spoken as one synthesize message, or, with
 ``tokens_per_second``, an answer streamed word by word as an LLM would and released sentence by
-sentence through the chunker (the schedule of :func:`loadtest.turn.release_schedule`). The relay
+sentence through the chunker (the schedule of :func:`bidi_tts_loadtest.core.turn.release_schedule`). The relay
 stamps its own clock (``perf_counter``) at each step, so the page can subtract the relay's share
 from what it measured itself without the two clocks ever being compared.
 """
@@ -22,7 +22,7 @@ from bidi_tts.frames import FrameKind
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import AudioReceived, ClientSession, ErrorReceived, SynthesisCompleted, SynthesisStarted
 from bidi_tts.transports.base import Transport, TransportClosed, TransportError, TransportTimeout
-from bidi_tts_loadtest.turn import TurnConfig, release_schedule
+from bidi_tts_loadtest.core.turn import TurnConfig, release_schedule
 
 _ids = itertools.count()
 MAX_TEXT_CHARS = 20_000

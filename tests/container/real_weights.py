@@ -1,7 +1,7 @@
 """Render the same phonemes on the torch route (converted weights) and the ONNX route, and compare.
 
 Shared by the tests (tests/container/test_torch_real_weights.py) and the measurement behind their
-tolerances (bench/torch_vs_onnx.py). Both routes get identical token ids and style rows, so any
+tolerances (bench/container/torch_vs_onnx.py). Both routes get identical token ids and style rows, so any
 difference is the model's. The torch side runs with Kokoro's random source draws (``SineGen``'s
 ``torch.rand`` phases and ``torch.randn_like`` noise) pinned to zero, like the ONNX export, which has
 no random ops.
@@ -30,7 +30,7 @@ SENTENCES = (
 )
 VOICES = ("af_heart", "am_adam")
 
-# Stated tolerances. Measured (bench/torch_vs_onnx.py, 4 sentences x af_heart/am_adam/bf_emma/bm_george,
+# Stated tolerances. Measured (bench/container/torch_vs_onnx.py, 4 sentences x af_heart/am_adam/bf_emma/bm_george,
 # 2026-12-01): durations within 1.6%, WER 0 on all 16, log-mel 3.29-3.78 dB (mean 3.49; the int8
 # activations of the ONNX route against float32 activations here); wrong mappings: decode.1/decode.2
 # swapped 6.65-7.01 dB, duration-LSTM gates in ONNX order 9.3 dB to infinite (durations 1.8-2.5x).

@@ -1,4 +1,4 @@
-"""bench/sample_containers.py and its stand-ins: bad input is one line, the Orpheus token path carries
+"""bench/sample/sample_containers.py and its stand-ins: bad input is one line, the Orpheus token path carries
 the audio it was given (and cuts where vLLM cuts), the load table says when a container cannot underrun."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench import bench_sample_load
-from bench.sample_standins import snac_codec, vllm_server
+from bench.sample import bench_sample_load
+from bench.sample.standins import snac_codec, vllm_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "bench/sample_containers.py", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "bench/sample/sample_containers.py", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 

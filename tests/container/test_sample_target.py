@@ -1,4 +1,4 @@
-"""bench/sample_target.py and bench_sample.py's started containers: bad input is one line and exit 4; the
+"""bench/sample/sample_target.py and bench_sample.py's started containers: bad input is one line and exit 4; the
 target hands the suite the serving process's pid, and stop() ends a process that ignores SIGTERM.
 
 The lifecycle tests start a few-line HTTP server (`_PING_SERVER`), not a container: they judge the
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import sample_target
+from bench.sample import sample_target
 from bidi_tts.exit_codes import RUN_FAILED, USAGE
 from bidi_tts_conformance.process_probe import LocalProcess, watched
 
@@ -37,7 +37,7 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Ping).serve_forever()
 
 
 def _bench_sample(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "bench/bench_sample.py", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "bench/sample/bench_sample.py", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 

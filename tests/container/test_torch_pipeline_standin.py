@@ -1,4 +1,4 @@
-"""bench/sample_standins/torch_pipeline.py: the GPU serve.py's KPipeline loads voices as kokoro does,
+"""bench/sample/standins/torch_pipeline.py: the GPU serve.py's KPipeline loads voices as kokoro does,
 from this machine's folder instead of the hub: a plain name from the folder, a name ending in .pt as a
 local file (kokoro's own rule), anything else FileNotFoundError (the hub's 404), never an OSError from
 the file system for a name no hub holds."""
@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("kokoro")
 torch = pytest.importorskip("torch")
 
-from bench.sample_standins import onnx_model, torch_pipeline  # noqa: E402
+from bench.sample.standins import onnx_model, torch_pipeline  # noqa: E402
 
 
 def _pipeline() -> object:

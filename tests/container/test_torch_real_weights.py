@@ -2,7 +2,7 @@
 
 Each check comes with a control: the same measure on a wrong mapping (two decoder blocks swapped;
 one LSTM's gates left in ONNX order) must fail it, so the tolerance cannot pass just anything.
-Tolerances and the measurement behind them: tests/container/real_weights.py, bench/torch_vs_onnx.py.
+Tolerances and the measurement behind them: tests/container/real_weights.py, bench/container/torch_vs_onnx.py.
 """
 
 from __future__ import annotations

@@ -156,7 +156,7 @@ def test_trim_onset_leaves_inaudible_or_already_tight_audio_alone() -> None:
 # -- units sized to the listener's lead ---------------------------------------------------------------
 LONG = ("Our new office opens on Monday, and every team will move in over the following two weeks, "
         "starting with the people who sit closest to the old kitchen.")
-BLOCK = (  # bench/heard.py's four-sentence block
+BLOCK = (  # bench/container/heard.py's four-sentence block
     "Thanks for calling. I checked your account, and I can see two orders placed this week, one on "
     "Monday and one on Wednesday. The first one has already shipped and should arrive tomorrow before "
     "noon. The second is still being packed, and I will email you its tracking number tonight."

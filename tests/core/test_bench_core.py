@@ -1,4 +1,5 @@
-"""bench/bench_core.py and bench/bench_sse.py: rows from either benchmark make one table with ratios."""
+"""bench/chunker_sse/bench_core.py and bench/chunker_sse/bench_sse.py: rows from either benchmark make one table
+with ratios."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import types
 
 import pytest
 
-from bench import bench_core, bench_sse
+from bench.chunker_sse import bench_core, bench_sse
 
 
 def test_bench_sse_rows_are_measured_and_complete() -> None:

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from bench.chunker_golden import GOLDEN, score
+from bench.chunker_sse.chunker_golden import GOLDEN, score
 from bidi_tts.chunker import DEFAULT_MAX_CHARS, IncrementalSentenceChunker, split_sentences
 
 # (id, text, expected sentences with the default options)
@@ -349,7 +349,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("number-sign-before-number", "Order N°. 12 is late.", ["Order N°. 12 is late."]),
 ]
 
-# The 48 sentence-boundary rules of bench/chunker_golden.py, in the same table (whole, char by char,
+# The 48 sentence-boundary rules of bench/chunker_sse/chunker_golden.py, in the same table (whole, char by char,
 # random pieces).
 CASES += [(f"golden-{n}", text, expected) for n, (_, text, expected) in enumerate(GOLDEN, start=1)]
 

@@ -174,7 +174,7 @@ def test_dry_run_prints_every_scaling_call_and_makes_none(
 def test_a_failure_after_the_endpoint_names_what_was_created_and_down_cleans_it(moto: Moto) -> None:
     from botocore.exceptions import ClientError
 
-    from reference_container_deploy.autoscale import Autoscale
+    from bidi_tts.fleet_plan import Policy as Autoscale
     from reference_container_deploy.aws import ApiCall, Aws, explain
     from reference_container_deploy.errors import DeployError
     from reference_container_deploy.up import UpOptions, run_up

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from reference_container_deploy.autoscale import Autoscale
+from bidi_tts.fleet_plan import Policy as Autoscale
 from reference_container_deploy.aws import Aws
 from reference_container_deploy.errors import DeployError, ExitCode
 from reference_container_deploy.quota import check_quota, read_quota

@@ -17,8 +17,8 @@ import gevent  # noqa: E402
 
 from bidi_tts.session import ClientSession  # noqa: E402
 from bidi_tts.transports.websocket import WebSocketTransport  # noqa: E402
-from bidi_tts_loadtest.async_bridge import BridgedTransport  # noqa: E402
-from bidi_tts_loadtest.turn import TurnConfig, run_turn  # noqa: E402
+from bidi_tts_loadtest.core.async_bridge import BridgedTransport  # noqa: E402
+from bidi_tts_loadtest.core.turn import TurnConfig, run_turn  # noqa: E402
 
 url = sys.argv[1]
 ticks = []

@@ -8,17 +8,19 @@ from typing import Any
 
 import pytest
 
-from bidi_tts_loadtest.plan import main
+from bidi_tts_loadtest.plan.cli import main
 
 SAMPLE_LADDER = Path(__file__).with_name("data") / "ladder_g5_sample.json"
-POLICY = ["--slo-ms", "3000", "--scale-out-s", "320", "--surge", "1.25", "--instance-type", "ml.g5.xlarge"]
+#: "--trace none": these plans are checked for their arithmetic; the plan's own simulation has tests of its own
+POLICY = ["--trace", "none", "--slo-ms", "3000", "--scale-out-s", "320", "--surge", "1.25",
+          "--instance-type", "ml.g5.xlarge"]
 #: The AWS sample's scenario: its g5 ladder, 5000 rps at peak, 10 at the trough.
 SAMPLE = ["--ladder", str(SAMPLE_LADDER), "--peak-rps", "5000", "--trough-rps", "10", *POLICY]
 #: The same numbers by hand (no ladder).
 HAND = ["--qmax", "50", "--rps-at-qmax", "17.87", "--service-p95-ms", "66.1", "--service-mean-ms", "61.3",
         "--chars-per-request", "25.2", "--peak-rps", "5000", "--trough-rps", "10", *POLICY]
 #: Sessions: H = 16 held (the h200-eager sweep's figure at a 300 ms p95, docs/capacity.md).
-SESSIONS = ["--held-sessions", "16", "--peak-sessions", "2000", "--trough-sessions", "20",
+SESSIONS = ["--held-sessions", "16", "--peak-sessions", "2000", "--trough-sessions", "20", "--trace", "none",
             "--slo-ms", "300", "--scale-out-s", "320", "--surge", "1.25", "--instance-type", "ml.g5.xlarge"]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest.bidi_vs_batch import main
+from bidi_tts_loadtest.studies.bidi_vs_batch import main
 from tests.toys.good import ServerThread, ToyConfig, ToyContainer
 
 pytestmark = pytest.mark.timeout(120)

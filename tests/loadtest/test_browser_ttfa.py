@@ -21,7 +21,7 @@ import pytest
 from starlette.websockets import WebSocket
 
 from bidi_tts import protocol
-from bidi_tts_loadtest import browser_ttfa
+from bidi_tts_loadtest.relay import browser_ttfa
 from tests.toys.good import ServerThread, ToyConfig, ToyContainer, free_port
 
 pytestmark = pytest.mark.timeout(120)

@@ -9,14 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest.calibrate import (
-    Observation,
-    calibration_texts,
-    fit,
-    measure,
-    per_text_medians,
-    plan_units,
-)
+from bidi_tts_loadtest.capacity.calibration.fit import Observation, fit, per_text_medians
+from bidi_tts_loadtest.capacity.calibration.measure import calibration_texts, measure, plan_units
+from bidi_tts_loadtest.capacity.calibration.profile_file import profile_of
 from reference_container.synthesizers.timed_profile import parse_profile
 from tests.container.timed_server import REPO, timed_container
 
@@ -30,7 +25,7 @@ def test_fit_recovers_exact_costs() -> None:
     assert result.fixed_s == pytest.approx(fixed) and result.per_char_s == pytest.approx(per_char)
     assert result.audio_s_per_char == pytest.approx(audio_per_char)
     assert result.latency_error == pytest.approx(0, abs=1e-9)
-    profile = parse_profile(result.profile("x", "test", tokens_per_char=2.0), "x")
+    profile = parse_profile(profile_of(result, "x", "test", tokens_per_char=2.0), "x")
     assert profile.call_per_token_ms == pytest.approx(1.0) and profile.audio_s_per_token == pytest.approx(0.035)
     assert profile.call_cv == 0.0  # exact costs: no spread to reproduce
     assert profile.audio_s_per_call == 0.0 and profile.audio_s(10, 1.0) == pytest.approx(0.35)
@@ -106,7 +101,7 @@ def test_fit_by_length_recovers_a_cost_that_is_not_a_line() -> None:
     assert result.latency_error > 0.05  # the straight line misses it
     assert result.holdout["latency"]["by length"] < result.holdout["latency"]["line"] / 2
     assert result.latency_by_chars and result.audio_by_chars  # both taken by length
-    profile = parse_profile(result.profile("x", "test", tokens_per_char=1.0), "x")
+    profile = parse_profile(profile_of(result, "x", "test", tokens_per_char=1.0), "x")
     for c in (12, 30, 60, 90):
         assert profile.call_s(c) == pytest.approx(cost(c), rel=0.04)
         assert profile.audio_s(c, 1.0) == pytest.approx(audio(c), rel=0.04)
@@ -119,7 +114,7 @@ def test_fit_keeps_the_line_when_the_cost_is_one() -> None:
     assert result.holdout["latency"]["line"] <= result.holdout["latency"]["by length"]
     assert min(result.holdout["audio"].values()) == result.holdout["audio"]["line"]
     assert not result.latency_by_chars and not result.audio_by_chars
-    profile = result.profile("x", "test", tokens_per_char=1.0)
+    profile = profile_of(result, "x", "test", tokens_per_char=1.0)
     assert profile["call_cv"] == pytest.approx(result.latency_error, abs=1e-3) and profile["call_cv"] > 0.01
     assert "call_ms_by_tokens" not in profile and "audio_s_by_tokens" not in profile
 
@@ -133,7 +128,7 @@ def test_fit_by_length_needs_lengths_that_spread() -> None:
 
 def test_calibrate_run_prints_both_errors_and_writes_a_profile_by_length(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from bidi_tts_loadtest import calibrate
+    from bidi_tts_loadtest.capacity import calibrate
 
     def cost(c: float) -> float:
         return 0.3 + 0.03 * min(c, 40) + 0.01 * max(0, c - 40)
@@ -158,7 +153,7 @@ def test_audio_with_a_constant_per_unit_takes_the_per_unit_form() -> None:
     result = fit(_observations(lambda c: 0.3 + 0.02 * c, lambda c: 0.45 + 0.055 * c, noise=0.0))
     errors = result.holdout["audio"]
     assert errors["per unit"] < 1e-6 < errors["line"] and result.audio_error > 0.05
-    p = parse_profile(result.profile("x", "t", tokens_per_char=1.0), "x")
+    p = parse_profile(profile_of(result, "x", "t", tokens_per_char=1.0), "x")
     assert p.audio_s(10, 1.0) == pytest.approx(1.0) and p.audio_s(200, 1.0) == pytest.approx(11.45)
 
 
@@ -181,7 +176,7 @@ def test_the_unit_onset_is_measured_against_the_sentences_alone_and_kept_out_of_
     result = fit(obs)
     assert result.unit_onset_s == pytest.approx(0.29)
     assert result.audio_s_per_char == pytest.approx(0.06)  # not inflated by the onsets
-    profile = parse_profile(result.profile("x", "t", tokens_per_char=1.0), "x")
+    profile = parse_profile(profile_of(result, "x", "t", tokens_per_char=1.0), "x")
     assert profile.unit_onset_s == pytest.approx(0.29)
     # Without the onset term the rate would absorb it: 0.29 s per later unit read as speech.
     assert fit([o for o in obs if len(o.units) == 1]).unit_onset_s is None
@@ -190,7 +185,7 @@ def test_the_unit_onset_is_measured_against_the_sentences_alone_and_kept_out_of_
 
 
 def test_refit_reads_the_kept_observations_and_writes_the_new_model(tmp_path: Path) -> None:
-    from bidi_tts_loadtest import calibrate
+    from bidi_tts_loadtest.capacity import calibrate
 
     obs = [{"units": o.units, "ttfa_s": o.ttfa_s, "audio_s": o.audio_s + 0.29 * (len(o.units) - 1)}
            for o in _observations(lambda c: 0.3 + 0.02 * c, lambda c: 0.06 * c)]

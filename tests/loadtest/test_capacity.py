@@ -7,18 +7,12 @@ import argparse
 import pytest
 
 from bidi_tts.session import MessageRecord
-from bidi_tts_loadtest.capacity_config import Config, Layout
-from bidi_tts_loadtest.capacity_held import held, held_cell, missed_below
-from bidi_tts_loadtest.capacity_report import compare_table, decisions_table, demand_table, table
-from bidi_tts_loadtest.capacity_step import (
-    StepResult,
-    TurnSample,
-    listener_demand,
-    sched_delta,
-    turn_audible_s,
-    turn_sample,
-)
-from bidi_tts_loadtest.turn import TurnResult
+from bidi_tts_loadtest.capacity.held import held, held_cell, missed_below
+from bidi_tts_loadtest.capacity.report import compare_table, decisions_table, demand_table, table
+from bidi_tts_loadtest.capacity.step import StepResult, listener_demand, sched_delta
+from bidi_tts_loadtest.core.container_config import Config, Layout
+from bidi_tts_loadtest.core.session_loop import TurnSample, turn_audible_s, turn_sample
+from bidi_tts_loadtest.core.turn import TurnResult
 
 
 def step(config: str, sessions: int, *, ttfa: float = 1.0, underruns: int = 0, sched: dict | None = None,
@@ -162,7 +156,7 @@ def test_a_step_against_a_timed_container_measures_turns_messages_and_decisions(
     import json
     import os
 
-    from bidi_tts_loadtest.capacity_load import measure_step
+    from bidi_tts_loadtest.capacity.load import measure_step
     from tests.container.timed_server import timed_container
 
     known = {"tokens_per_char": 1.0, "g2p_fixed_ms": 0.0, "g2p_per_char_ms": 0.0, "call_fixed_ms": 150.0,

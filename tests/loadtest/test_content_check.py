@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bidi_tts_hearing import unavailable_reason
-from bidi_tts_loadtest.content_check import ContentVerifier, judge
+from bidi_tts_loadtest.run.content_check import ContentVerifier, judge
 from tests.loadtest.servers import ROOT, locust_cmd
 from tests.toys.speaking import espeak_available, speak
 

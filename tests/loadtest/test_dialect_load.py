@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from bidi_tts.session import ClientSession
-from bidi_tts_loadtest.ladder import main as ladder_main
-from bidi_tts_loadtest.target import open_sync_transport
-from bidi_tts_loadtest.turn import TurnConfig, run_turn
+from bidi_tts_loadtest.core.target import open_sync_transport
+from bidi_tts_loadtest.core.turn import TurnConfig, run_turn
+from bidi_tts_loadtest.ladder.cli import main as ladder_main
 from tests.loadtest.servers import ROOT, locust_cmd
 from tests.toys.good import ServerThread, ToyConfig, ToyContainer
 from tests.toys.omni_good import OmniToy

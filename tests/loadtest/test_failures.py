@@ -13,7 +13,7 @@ from bidi_tts.transports.sagemaker import (
     SageMakerModelError,
     StreamFailure,
 )
-from bidi_tts_loadtest.failures import FATAL, FailureLog, cause_of
+from bidi_tts_loadtest.run.failures import FATAL, FailureLog, cause_of
 
 
 @pytest.mark.parametrize(("error", "cause"), [

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bidi_tts_loadtest.fleet_autoscaler import Autoscaler, Decision, Policy
-from bidi_tts_loadtest.fleet_engine import Setup, simulate
-from bidi_tts_loadtest.fleet_inputs import parse_curve
-from bidi_tts_loadtest.fleet_traces import Trace
+from bidi_tts.fleet_plan import Policy, parse_curve
+from bidi_tts_loadtest.fleet.autoscaler import Autoscaler, Decision
+from bidi_tts_loadtest.fleet.engine import Setup, simulate
+from bidi_tts_loadtest.fleet.traces import Trace
 
 
 def policy(**kw: float | int | str) -> Policy:

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bidi_tts.fleet_plan import Curve, parse_curve, read_plan
 from bidi_tts.metrics import percentile
-from bidi_tts_loadtest.fleet_inputs import Curve, parse_curve, read_plan
-from bidi_tts_loadtest.fleet_instance import FlowServer, SessionLatency, closed_loop, open_loop, spread_sigma
+from bidi_tts_loadtest.fleet.instance import FlowServer, SessionLatency, closed_loop, open_loop, spread_sigma
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = read_plan(DATA / "fleet_plan_sample.json").curve
@@ -19,18 +19,18 @@ assert SAMPLE is not None
 
 def replay_error(curve: Curve, level: int, latencies: list[float]) -> float:
     """Relative error of the replayed mean latency against the rung's N / X(N) (Little's law)."""
-    rung = next(p for p in curve.points if p.level == level)
-    return abs(float(np.mean(latencies)) - level / rung.achieved_rps) / (level / rung.achieved_rps)
+    rung = next(p for p in curve.rungs if p.level == level)
+    return abs(float(np.mean(latencies)) - level / rung.rps) / (level / rung.rps)
 
 
 @pytest.mark.parametrize("level", [1, 5, 10, 20, 50])
 def test_a_closed_loop_replay_reproduces_the_ladder(level: int) -> None:
     lat = closed_loop(SAMPLE, level, duration_s=60.0, seed=level)
-    rung = next(p for p in SAMPLE.points if p.level == level)
+    rung = next(p for p in SAMPLE.rungs if p.level == level)
     assert replay_error(SAMPLE, level, lat) < 0.02
     # and the measured quantiles, which the model never saw above the first rung
-    assert percentile(lat, 50) * 1000 == pytest.approx(rung.ttfa_p50_ms, rel=0.10)
-    assert percentile(lat, 95) * 1000 == pytest.approx(rung.ttfa_p95_ms, rel=0.10)
+    assert percentile(lat, 50) * 1000 == pytest.approx(rung.p50_ms, rel=0.10)
+    assert percentile(lat, 95) * 1000 == pytest.approx(rung.p95_ms, rel=0.10)
 
 
 class _OneRate(FlowServer):
@@ -38,11 +38,11 @@ class _OneRate(FlowServer):
     ignored the curve above it would."""
 
     def _rate(self) -> float:
-        return SAMPLE.points[0].achieved_rps if self.queue else 0.0
+        return SAMPLE.rungs[0].rps if self.queue else 0.0
 
 
 def test_the_replay_check_catches_a_model_that_ignores_the_curve(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("bidi_tts_loadtest.fleet_instance.FlowServer", _OneRate)
+    monkeypatch.setattr("bidi_tts_loadtest.fleet.instance.FlowServer", _OneRate)
     lat = closed_loop(SAMPLE, 10, duration_s=60.0, seed=1)
     assert replay_error(SAMPLE, 10, lat) > 0.08  # 10 / 16.08 rps, not 10 / 17.92
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bidi_tts_loadtest.fleet_autoscaler import Policy
-from bidi_tts_loadtest.fleet_engine import Result, Setup, simulate
-from bidi_tts_loadtest.fleet_inputs import parse_curve
-from bidi_tts_loadtest.fleet_traces import Trace, arrivals, request_rates
+from bidi_tts.fleet_plan import Policy, parse_curve
+from bidi_tts_loadtest.fleet.engine import Result, Setup, simulate
+from bidi_tts_loadtest.fleet.traces import Trace, arrivals, request_rates
 
 CURVE = parse_curve([[10, 1.0, 300.0, 600.0], [40, 1.0, 900.0, 2000.0]], "sessions curve (test)")
 

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest import exit_codes
-from bidi_tts_loadtest.fleet_autoscaler import Policy
-from bidi_tts_loadtest.fleet_engine import Result, Setup, Windows
-from bidi_tts_loadtest.fleet_inputs import parse_curve
-from bidi_tts_loadtest.fleet_report import Meta, build
-from bidi_tts_loadtest.fleet_sim import main
-from bidi_tts_loadtest.fleet_traces import Trace
-from bidi_tts_loadtest.plan import main as plan_main
+from bidi_tts.fleet_plan import Policy, parse_curve
+from bidi_tts_loadtest.core import exit_codes
+from bidi_tts_loadtest.fleet.cli import main
+from bidi_tts_loadtest.fleet.engine import Result, Setup, Windows
+from bidi_tts_loadtest.fleet.report import Meta, build
+from bidi_tts_loadtest.fleet.traces import Trace
+from bidi_tts_loadtest.plan.cli import main as plan_main
 from tests.loadtest.plan_helpers import SAMPLE as PLAN_SAMPLE
 
 DATA = Path(__file__).parent / "data"

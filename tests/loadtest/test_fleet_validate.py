@@ -1,6 +1,6 @@
 """The instance model against a real container of known cost: closed ladder in, open-loop TTFA out.
 
-The fast version of bench/bench_fleet_validation.py (which compares p95 at three rates on longer runs):
+The fast version of bench/capacity/bench_fleet_validation.py (which compares p95 at three rates on longer runs):
 a timed container whose synthesis takes a fixed 40 ms, a two-rung closed ladder, then Poisson arrivals
 at 60% of the measured capacity. The mean is compared (a p95 of a few dozen requests on a shared
 machine is noise); the bound is loose and one-sided (the model over-predicts here, measured), but a
@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bidi_tts.fleet_plan import parse_curve
 from bidi_tts.local_container import LocalContainer
-from bidi_tts_loadtest.fleet_inputs import parse_curve
-from bidi_tts_loadtest.fleet_instance import open_loop
-from bidi_tts_loadtest.fleet_validate import closed, curve_of, open_
+from bidi_tts_loadtest.fleet.instance import open_loop
+from bidi_tts_loadtest.fleet.validate import closed, curve_of, open_
 
 SERVICE_MS = 40.0
 
@@ -53,14 +53,14 @@ def test_the_model_from_a_closed_ladder_predicts_open_loop_latency(container: st
     # tell the serial service time from per-request overhead that overlaps other requests), within 60%
     assert observed * 0.9 < predicted < observed * 1.6
     # a model that took the instance for twice as fast predicts far less than what was measured
-    fast = parse_curve([[p.level, 2 * p.achieved_rps, p.ttfa_p50_ms / 2, p.ttfa_p95_ms / 2] for p in curve.points],
+    fast = parse_curve([[p.level, 2 * p.rps, p.p50_ms / 2, p.p95_ms / 2] for p in curve.rungs],
                        "twice as fast")
     wrong = float(np.mean(open_loop(fast, rate, 2000.0, seed=1))) * 1000
     assert wrong < observed * 0.65
 
 
 def test_ladder_rows_round_trip_into_a_curve(tmp_path: Path) -> None:
-    from bidi_tts_loadtest.fleet_inputs import read_ladder
+    from bidi_tts_loadtest.fleet.inputs import ladder_curve as read_ladder
 
     ladder = {"kind": "bidi-tts-ladder", "version": 1, "load": "request", "loop": "closed", "rungs": [
         {"run": 1, "level": 1, "unit": "clients", "completed": 100, "errors": 0, "achieved_rps": 16.0,
@@ -72,7 +72,7 @@ def test_ladder_rows_round_trip_into_a_curve(tmp_path: Path) -> None:
     path = tmp_path / "ladder.json"
     path.write_text(json.dumps(ladder))
     curve = read_ladder(path)
-    assert [(p.level, p.achieved_rps, p.ttfa_p95_ms) for p in curve.points] == [(1.0, 16.0, 65.0)]
+    assert [(p.level, p.rps, p.p95_ms) for p in curve.rungs] == [(1.0, 16.0, 65.0)]
     assert str(path) in curve.source
     path.write_text(json.dumps(ladder | {"loop": "open"}))
     with pytest.raises(Exception, match="open-loop"):

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest import ladder, published_g5
+from bidi_tts_loadtest.ladder import cli as ladder
+from bidi_tts_loadtest.ladder import published_g5
 from reference_container.synthesizers.timed_profile import load_profile
 
 pytestmark = pytest.mark.slow

@@ -16,13 +16,13 @@ import pytest
 
 from bidi_tts.deadline import Deadline
 from bidi_tts.local_container import free_port
-from bidi_tts_loadtest.capacity_config import Config
-from bidi_tts_loadtest.capacity_container import Container
-from bidi_tts_loadtest.ladder import climb, main
-from bidi_tts_loadtest.ladder_loops import Job, closed_loop, open_loop
-from bidi_tts_loadtest.ladder_request import url_jobs
-from bidi_tts_loadtest.ladder_rung import Collected, Sample, rung
-from bidi_tts_loadtest.ladder_texts import load_texts
+from bidi_tts_loadtest.core.container import Container
+from bidi_tts_loadtest.core.container_config import Config
+from bidi_tts_loadtest.ladder.cli import climb, main
+from bidi_tts_loadtest.ladder.loops import Job, closed_loop, open_loop
+from bidi_tts_loadtest.ladder.request import url_jobs
+from bidi_tts_loadtest.ladder.rung import Collected, Sample, rung
+from bidi_tts_loadtest.ladder.texts import load_texts
 
 SERVICE_MS = 50.0
 PROFILE = {"name": "fixed-50ms", "tokens_per_char": 1.0, "g2p_fixed_ms": 0.0, "g2p_per_char_ms": 0.0,
@@ -105,7 +105,7 @@ def test_a_rung_where_the_client_is_the_limit_is_unusable_and_left_out(url: str)
     assert slow["meets_slo"] and not slow["usable"]  # fast enough, but the numbers are the client's
     assert "client the limit:" in slow["unusable_reason"] and "in flight on average" in slow["unusable_reason"]
     assert "UNUSABLE (client the limit" in lines[-1]
-    from bidi_tts_loadtest.ladder_result import result
+    from bidi_tts_loadtest.ladder.result import result
 
     res = result(rungs, runs=1, load="request", loop="closed")
     assert res["q_max"] == 1 and not res["bracketed"]

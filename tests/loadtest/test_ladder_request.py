@@ -15,8 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from bidi_tts_loadtest.ladder_request import UrlJob
-from bidi_tts_loadtest.ladder_rung import Collected, Sample
+from bidi_tts_loadtest.ladder.request import UrlJob
+from bidi_tts_loadtest.ladder.rung import Collected, Sample
 
 BODY = b"RIFF" + bytes(4000)
 

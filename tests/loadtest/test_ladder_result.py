@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from bidi_tts_loadtest.ladder import climb
-from bidi_tts_loadtest.ladder_result import result, run_q_max, verdict_line
-from bidi_tts_loadtest.ladder_rung import Collected, Sample
+from bidi_tts_loadtest.ladder.cli import climb
+from bidi_tts_loadtest.ladder.result import result, run_q_max, verdict_line
+from bidi_tts_loadtest.ladder.rung import Collected, Sample
 
 
 def r(level: float, ok: bool, *, run: int = 1, usable: bool = True, rps: float = 10.0, p95: float = 100.0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bidi_tts_loadtest.ladder_rung import Collected, Sample, concurrency_mean, rung, stats_ms
+from bidi_tts_loadtest.ladder.rung import Collected, Sample, concurrency_mean, rung, stats_ms
 
 
 def served(sent: float, service: float, *, gap: float | None = 0.0, scheduled: float | None = None,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest.ladder import main
+from bidi_tts_loadtest.ladder.cli import main
 
 PROFILE = {"name": "fixed-50ms-short-audio", "tokens_per_char": 1.0, "g2p_fixed_ms": 0.0, "g2p_per_char_ms": 0.0,
            "call_fixed_ms": 50.0, "call_per_token_ms": 0.0, "audio_s_per_token": 0.004}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bidi_tts.local_container import free_port
-from bidi_tts_loadtest.ladder import main
+from bidi_tts_loadtest.ladder.cli import main
 
 URL = ["--container-url", "http://127.0.0.1:1"]
 

@@ -12,12 +12,12 @@ from types import SimpleNamespace
 import pytest
 
 from bidi_tts.metrics import LatencyRecorder
-from bidi_tts_loadtest.compare import change
-from bidi_tts_loadtest.compare import main as compare_main
-from bidi_tts_loadtest.settings import run_settings
-from bidi_tts_loadtest.slo import Slo
-from bidi_tts_loadtest.summary import COMPLETE, GAP, MESSAGE_OK, TTFA, build_summary
-from bidi_tts_loadtest.verdict import BROKE, HELD, verdict_lines
+from bidi_tts_loadtest.core.settings import run_settings
+from bidi_tts_loadtest.run.compare import change
+from bidi_tts_loadtest.run.compare import main as compare_main
+from bidi_tts_loadtest.run.slo import Slo
+from bidi_tts_loadtest.run.summary import COMPLETE, GAP, MESSAGE_OK, TTFA, build_summary
+from bidi_tts_loadtest.run.verdict import BROKE, HELD, verdict_lines
 from tests.loadtest.servers import ROOT, known_latency_server
 
 OPTIONS = SimpleNamespace(num_users=4, spawn_rate=2.0, run_time=30, endpoint_name=None, voice="af_heart",

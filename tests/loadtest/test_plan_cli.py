@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest.plan import main
-from bidi_tts_loadtest.plan_ladder import LadderError, parse_ladder
-from bidi_tts_loadtest.prices import UnknownPrice, price_for
+from bidi_tts_loadtest.ladder.result_file import LadderError, parse_ladder
+from bidi_tts_loadtest.plan.cli import main
+from bidi_tts_loadtest.plan.prices import UnknownPrice, price_for
 from tests.loadtest.plan_helpers import HAND, POLICY, SAMPLE, SESSIONS, ladder_data, run, usage_error, write_ladder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,7 +71,6 @@ def _bad_ladders(tmp_path: Path) -> dict[str, str]:
     ([*SAMPLE[:-2], "--instance-type", "ml.g5.xlarge", "--region", "eu-west-1"], "--price"),
     ([*SAMPLE, "--qmax", "50"], "capacity once"),
     (["--peak-rps", "10", "--trough-rps", "1", *POLICY], "no capacity"),
-    ([a for a in HAND if a not in ("--chars-per-request", "25.2")], "--chars-per-request"),
     (["--ladder", str(ROOT / "tests/loadtest/data/ladder_g5_sample.json"), "--peak-sessions", "10",
       "--trough-sessions", "1", *POLICY], "request ladder plans request demand"),
     (_with(HAND, "--qmax", "-3"), "must be a number > 0"),
@@ -126,6 +125,21 @@ def test_prices_name_their_source_and_yield_to_price() -> None:
     assert price_for("ml.x9.huge", override=3.0).source == "given with --price"
     with pytest.raises(UnknownPrice, match="--price"):
         price_for("ml.g5.xlarge", region="eu-west-1")
+
+
+def test_the_pinned_request_form_runs_without_characters_and_leaves_the_cost_per_character_out(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CONTRACT.md's request form names no --chars-per-request (issue 41: it exited 4)."""
+    pinned = ["--qmax", "50", "--rps-at-qmax", "17.87", "--service-p95-ms", "66.1", "--peak-rps", "5000",
+              "--trough-rps", "10", *POLICY]
+    code, plan = run(tmp_path, pinned)
+    assert code == 0
+    assert plan["max_instances"] >= 1 and plan["target_value"] > 0 and plan["cost_per_hour_peak"] > 0
+    assert plan["cost_per_million_chars_peak"] is None and plan["chars_per_request"] is None
+    assert [f["level"] for f in plan["findings"] if f["name"] == "chars_per_request_unknown"] == ["WARN"]
+    assert "not given: the cost per character is left out" in capsys.readouterr().out
+    _, given = run(tmp_path, [*pinned, "--chars-per-request", "25.2"])
+    assert given["max_instances"] == plan["max_instances"] and given["cost_per_million_chars_peak"] > 0
 
 
 def test_the_command_runs_as_pinned(tmp_path: Path) -> None:

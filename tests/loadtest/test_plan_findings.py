@@ -49,6 +49,8 @@ CASES: list[tuple[str, str, Argv, Argv]] = [
     ("session_counts_as_one_invocation", "WARN", lambda t: SESSIONS, lambda t: SAMPLE),
     ("sessions_do_not_move", "WARN", lambda t: SESSIONS, lambda t: SAMPLE),
     ("no_session_admission_bound", "WARN", lambda t: SESSIONS, lambda t: SAMPLE),
+    ("chars_per_request_unknown", "WARN", lambda t: [a for a in HAND if a not in ("--chars-per-request", "25.2")],
+     lambda t: HAND),
 ]
 
 
@@ -68,7 +70,7 @@ def test_a_finding_fires_in_its_situation_only(tmp_path: Path, name: str, level:
 
 
 def test_every_finding_has_a_case() -> None:
-    from bidi_tts_loadtest.plan_findings import CHECKS
+    from bidi_tts_loadtest.plan.findings import CHECKS
 
     assert len(CHECKS) == len(CASES)
 

@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest import capacity_load, plan_size
-from bidi_tts_loadtest.plan_ladder import read_ladder
-from bidi_tts_loadtest.plan_model import (
-    Curve,
-    Rung,
+from bidi_tts.fleet_plan import Curve, Rung
+from bidi_tts_loadtest.capacity import load as capacity_load
+from bidi_tts_loadtest.ladder.result_file import read_ladder
+from bidi_tts_loadtest.plan import size as plan_size
+from bidi_tts_loadtest.plan.model import (
     cooldowns,
     lambda_star,
     latency_p95_ms,
     lor_mean_in_system,
     occupancy,
 )
-from bidi_tts_loadtest.plan_size import AUDIO_S_PER_CHAR, TURN_PAUSE_S, default_chars_per_session_s
+from bidi_tts_loadtest.plan.size import AUDIO_S_PER_CHAR, TURN_PAUSE_S, default_chars_per_session_s
 from tests.loadtest.plan_helpers import HAND, SAMPLE, SAMPLE_LADDER, SESSIONS, run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ import socket
 from types import SimpleNamespace
 
 from bidi_tts.local_container import free_port
-from bidi_tts_loadtest.preflight import target_unreachable, unreachable
+from bidi_tts_loadtest.core.preflight import target_unreachable, unreachable
 
 
 def test_a_listening_port_passes_and_a_closed_one_is_named() -> None:

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bidi_tts.metrics import LatencyRecorder, playback_underruns
-from bidi_tts_loadtest.reports import playback_spans, plot_cdf, plot_over_time, plot_timeline, settings_caption
-from bidi_tts_loadtest.timeseries import ACTIVE_USERS, AUDIO_S, over_time, pick_interval
+from bidi_tts_loadtest.run.reports import playback_spans, plot_cdf, plot_over_time, plot_timeline, settings_caption
+from bidi_tts_loadtest.run.timeseries import ACTIVE_USERS, AUDIO_S, over_time, pick_interval
 
 RATE = 24_000
 FRAME_100MS = 4_800  # bytes of 0.1 s at 24 kHz, 16-bit mono
@@ -102,9 +102,9 @@ def test_the_chart_over_time_buckets_the_exact_samples(tmp_path: Path) -> None:
 
 
 def test_write_reports_adds_the_chart_over_time_when_the_run_s_window_is_known(tmp_path: Path) -> None:
-    from bidi_tts_loadtest.reports import write_reports
-    from bidi_tts_loadtest.slo import Slo
-    from bidi_tts_loadtest.summary import build_summary
+    from bidi_tts_loadtest.run.reports import write_reports
+    from bidi_tts_loadtest.run.slo import Slo
+    from bidi_tts_loadtest.run.summary import build_summary
 
     recorder = LatencyRecorder()
     recorder.add("ttfa_ms", 120.0, 1000.5)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts_loadtest.transport_cost import main, wire_bytes
+from bidi_tts_loadtest.studies.transport_cost import main, wire_bytes
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -6,8 +6,8 @@ import pytest
 
 from bidi_tts.session import ClientSession
 from bidi_tts.transports.websocket_sync import SyncWebSocketTransport
-from bidi_tts_loadtest.corpus import load_answers, parse_answers
-from bidi_tts_loadtest.turn import TurnConfig, run_turn, tokenize
+from bidi_tts_loadtest.core.corpus import load_answers, parse_answers
+from bidi_tts_loadtest.core.turn import TurnConfig, run_turn, tokenize
 from tests.toys.good import ServerThread, ToyConfig, ToyContainer
 
 pytestmark = pytest.mark.timeout(60)

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from bidi_tts_loadtest.live import live_rows
+from bidi_tts_loadtest.run.live import live_rows
 from tests.loadtest.servers import ROOT, free_port, known_latency_server
 
 pytestmark = pytest.mark.timeout(90)
@@ -27,7 +27,7 @@ def test_help_lists_the_project_options() -> None:
 
 
 def test_web_ui_offers_the_project_options() -> None:
-    probe = ("import json, loadtest.plugin; from locust.argument_parser import ui_extra_args_dict; "
+    probe = ("import json, loadtest.run.plugin; from locust.argument_parser import ui_extra_args_dict; "
              "print(json.dumps(sorted(ui_extra_args_dict(['-f', 'loadtest/locustfile.py']))))")
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
     shown = json.loads(out.stdout.strip().splitlines()[-1])
