@@ -454,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--serving-modes", default="bf16,tf32", help="precisions of the serving steps (CUDA)")
     p.add_argument("--batch-max", type=int, default=256, help="the serving loop's batch bound")
     p.add_argument("--serving-window-ms", type=float, default=4.0, help="the serving loop's window")
-    p.add_argument("--batch-tokens", type=int, default=3000, help="the serving loop's padded-token bound (0: none)")
+    p.add_argument("--batch-tokens", type=int, default=1500, help="the serving loop's padded-token bound (0: none)")
     p.add_argument("--llm-chars-per-s", type=float, default=80.0, help="the pace at which a session's text arrives")
     p.add_argument("--out", type=Path, help="results folder (default: $OUT, else results/ in the bundle)")
     try:
