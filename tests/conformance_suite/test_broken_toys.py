@@ -307,7 +307,9 @@ PROVEN_ELSEWHERE: dict[str, Path] = {
     cid: Path(__file__).with_name("test_content_cases.py")
     for cid in ("content.intelligible.1", "content.order.1", "content.session.1", "content.concurrent.1")
 } | {cid: Path(__file__).with_name("test_sample_defects.py") for cid in ("stop.client.1", "stop.sigterm.1")
-     } | {cid: Path(__file__).with_name("test_voice_cases.py") for cid in ("voice.path.1", "voice.prompt.1")}
+     } | {cid: Path(__file__).with_name("test_voice_cases.py") for cid in ("voice.path.1", "voice.prompt.1")
+          } | {cid: Path(__file__).with_name("test_admission_cases.py")
+               for cid in ("errors.busy.2", "post.busy.1", "post.capacity.1")}
 
 
 def coverage_problems(case_ids: set[str], proofs: dict[str, Proof], exempt: dict[str, str]) -> list[str]:
