@@ -25,8 +25,9 @@ from bidi_tts_conformance.failures import CaseFailed
 from bidi_tts_conformance.model import Outcome, Requires, case, not_judged, ok
 
 FILL_SESSIONS = 24
-# Long enough to be still in synthesis while the next sessions open (about a minute of speech).
-HOLD = " ".join(["The lighthouse keeper climbed the stairs again, counting every step on the way up."] * 12)
+# Long enough to be still in synthesis while the next sessions open (about 20 s of speech), short enough that a
+# container that goes on making abandoned messages is not kept busy for minutes by 24 of them.
+HOLD = " ".join(["The lighthouse keeper climbed the stairs again, counting every step on the way up."] * 4)
 EMPTY_WAIT_S = 10.0  # after the filling sessions leave, how long the container may take to empty
 
 
