@@ -142,16 +142,14 @@ async def prompt(ctx: CaseContext) -> Outcome:
     if why := await _served(ctx, voice):
         return not_judged(f"{why}: no id can start with a voice it serves")
     tried = [(v, await _try(ctx, v, hear=True)) for v in carrying_ids(voice)]
-    taken = [(v, reply) for v, (reply, _) in tried if reply is not None]
-    for voice_id, reply in taken:
-        transcript, why = await _heard(reply)
+    taken = [(v, *(await _heard(reply))) for v, (reply, _) in tried if reply is not None]
+    for voice_id, transcript, _ in taken:
         if transcript is not None and len(found := _injected_in(transcript)) >= HEARD_ENOUGH:
             raise CaseFailed(f"the voice id reached what is spoken: voice {voice_id!r} was synthesized and the "
                              f"audio says {', '.join(found)} ({transcript.strip()[:160]!r})",
                              expected="error unknown_voice", actual=f"heard {transcript.strip()[:80]!r}")
     if taken:
-        voice_id, reply = taken[0]
-        transcript, why = await _heard(reply)
+        voice_id, transcript, why = taken[0]
         said = f"its words were not heard (heard {transcript.strip()[:120]!r})" if transcript is not None else why
         raise CaseFailed(f"a voice outside the allow-list was accepted: {len(taken)} of {len(tried)} ids that carry "
                          f"more than a voice were synthesized, {voice_id!r} first; {said}",
