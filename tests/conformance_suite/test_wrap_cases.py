@@ -71,3 +71,13 @@ def test_the_reference_container_with_real_kokoro_does_not_wrap() -> None:
     finally:
         container.stop(grace=10)
     assert result.verdict is Verdict.OK, result.detail
+
+
+@pytest.mark.timeout(60)
+def test_a_wrapped_post_body_is_noted_for_audio_wrap_1() -> None:
+    result = _on(WrappingToy, "post.pcm.1")
+    assert result.verdict is Verdict.OK, result.detail
+    assert any(n.startswith("TTS-AUDIO: the POST body has ") and "wrapped samples, the first at 0." in n
+               and "(judged by audio.wrap.1)" in n for n in result.notes), result.notes
+    clipped = _on(ClippingToy, "post.pcm.1")
+    assert clipped.verdict is Verdict.OK and not any("wrapped" in n for n in clipped.notes), clipped.notes
