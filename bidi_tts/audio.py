@@ -23,10 +23,14 @@ __all__ = [
     "AUDIBLE_DBFS",
     "STREAMING_SIZE",
     "WAV_HEADER_BYTES",
+    "WRAP_LEVEL",
     "WavError",
     "WavLayout",
+    "Wrap",
+    "WrapDetector",
     "bytes_to_seconds",
     "dbfs_to_level",
+    "find_wraps",
     "first_audible_sample",
     "float_to_pcm16",
     "is_silent",
@@ -49,6 +53,11 @@ STREAMING_SIZE = 0xFFFFFFFF
 #: Length of the canonical PCM WAV header written by :func:`wav_header`.
 WAV_HEADER_BYTES = 44
 _FULL_SCALE = 32768.0
+#: A sample-to-sample jump from at least this far above zero to at least this far below it (or back) is
+#: a wrapped sample: 0.75 of full scale each way, a step of 1.5x full scale between two neighbours, which
+#: speech does not make (it would be a full-scale tone at the Nyquist rate). Float audio past +/-1.0
+#: converted to int16 without clipping wraps exactly so: 1.01 becomes -0.99.
+WRAP_LEVEL = 24576
 _WAVE_FORMAT_PCM = 1
 _WAVE_FORMAT_EXTENSIBLE = 0xFFFE
 
@@ -239,3 +248,63 @@ def first_audible_sample(pcm: bytes, threshold_dbfs: float = AUDIBLE_DBFS) -> in
     level = math.ceil(_FULL_SCALE * dbfs_to_level(threshold_dbfs) - 1e-9)
     loud = np.flatnonzero(np.abs(np.frombuffer(whole, dtype="<i2").astype(np.int32)) >= level)
     return int(loud[0]) if loud.size else None
+
+
+@dataclass(frozen=True, slots=True)
+class Wrap:
+    """One wrapped sample: its index (the sample after the jump) and the two samples of the jump."""
+
+    sample: int
+    before: int
+    after: int
+
+    def seconds(self, sample_rate: int) -> float:
+        """Where it is, in seconds from the start of the audio it was counted in."""
+        return self.sample / sample_rate
+
+    def describe(self, sample_rate: int) -> str:
+        return (f"a wrapped sample at {self.seconds(sample_rate):.3f} s into the audio: {self.before:+d} then "
+                f"{self.after:+d} (loud audio wrapped around to the opposite sign instead of clipped at full scale)")
+
+
+def find_wraps(pcm: bytes, previous: int | None = None, *, level: int = WRAP_LEVEL) -> list[Wrap]:
+    """Every wrapped sample of s16le ``pcm`` (TTS-AUDIO): a jump from ``level`` or more to ``-level`` or
+    less between neighbouring samples, or back. ``previous`` is the sample before pcm's first (a stream
+    checked piece by piece); indices count pcm's samples from 0. A trailing odd byte is ignored."""
+    whole = pcm[: len(pcm) - len(pcm) % SAMPLE_WIDTH_BYTES]
+    x = np.frombuffer(whole, dtype="<i2").astype(np.int32)
+    if previous is not None:
+        x = np.concatenate([np.array([previous], dtype=np.int32), x])
+    if x.size < 2:
+        return []
+    a, b = x[:-1], x[1:]
+    jumps = np.flatnonzero(((a >= level) & (b <= -level)) | ((a <= -level) & (b >= level)))
+    after = 0 if previous is not None else 1  # x[i + 1] is pcm's sample i, or i + 1 with no previous
+    return [Wrap(int(i) + after, int(a[i]), int(b[i])) for i in jumps]
+
+
+class WrapDetector:
+    """:func:`find_wraps` over a stream that arrives in pieces (frames of any size, odd ones included):
+    carries the last sample and a split byte across pieces; :attr:`wraps` indexed from the stream's
+    first sample."""
+
+    def __init__(self, level: int = WRAP_LEVEL) -> None:
+        self.level = level
+        self.samples = 0  # whole samples seen so far
+        self.wraps: list[Wrap] = []
+        self._last: int | None = None
+        self._odd = b""
+
+    def feed(self, pcm: bytes) -> list[Wrap]:
+        """The wraps in this piece (also added to :attr:`wraps`)."""
+        data = self._odd + pcm
+        cut = len(data) - len(data) % SAMPLE_WIDTH_BYTES
+        whole, self._odd = data[:cut], data[cut:]
+        if not whole:
+            return []
+        found = [Wrap(self.samples + w.sample, w.before, w.after)
+                 for w in find_wraps(whole, self._last, level=self.level)]
+        self._last = int(np.frombuffer(whole[-SAMPLE_WIDTH_BYTES:], dtype="<i2")[0])
+        self.samples += len(whole) // SAMPLE_WIDTH_BYTES
+        self.wraps.extend(found)
+        return found

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from bidi_tts.audio import first_audible_sample
+from bidi_tts.audio import WrapDetector, first_audible_sample
 from bidi_tts.frames import Frame, FrameClass
 from bidi_tts.protocol import (
     CHANNELS,
@@ -49,6 +49,7 @@ class Rule(StrEnum):
     AUDIO_OUTSIDE = "audio.outside"  # audio outside synthesis_start/synthesis_complete
     AUDIO_ODD_LENGTH = "audio.odd_length"  # not a whole number of 16-bit samples
     AUDIO_EMPTY = "audio.empty"  # an empty audio frame
+    AUDIO_WRAPPED = "audio.wrapped"  # a sample wrapped around from near full scale to the opposite sign
     TEXT_NOT_JSON = "text.not_json"  # a TEXT frame (opcode/DataType) that is not a JSON object
     AUDIO_IN_JSON = "audio.in_json"  # audio as base64 inside a JSON control frame
     CONTROL_UNKNOWN = "control.unknown"  # a control frame of unknown type
@@ -180,6 +181,8 @@ class MessageRecord:
     error_code: str | None = None
     cancelled: bool = False
     given_up: bool = False  # the client stopped waiting for a synthesis_complete that never came
+    #: wrapped samples in the message's audio (bidi_tts.audio.find_wraps), counted from its first sample
+    wraps: WrapDetector = field(default_factory=WrapDetector)
 
     @property
     def done(self) -> bool:
@@ -394,6 +397,11 @@ class ClientSession:
             record.audio_bytes += len(pcm)
             record.frame_times.append(at)
             record.frame_sizes.append(len(pcm))
+            seen = len(record.wraps.wraps)
+            if (wraps := record.wraps.feed(pcm)) and not seen:  # said once a message; all are counted
+                events.append(
+                    self._violate(Rule.AUDIO_WRAPPED, "TTS-AUDIO", wraps[0].describe(record.sample_rate), at)
+                )
         if len(pcm) % SAMPLE_WIDTH_BYTES:
             events.append(
                 self._violate(

@@ -33,7 +33,10 @@ CLAUSES: dict[str, str] = {
                         "with 0xFFFFFFFF size fields); bad input gets 400/413/503 with a JSON {code, message}.",
     # TTS clauses (this protocol)
     "TTS-AUDIO": "Audio travels only as BINARY frames of raw s16le PCM, each a whole number of samples (an even "
-                 "number of bytes), never inside JSON or base64.",
+                 "number of bytes), never inside JSON or base64; loud audio is clipped at full scale, never wrapped "
+                 "around to the opposite sign.",
+    "TTS-VOICE": "A voice outside the allow-list (a path, '..', a NUL, an overlong id, free text) is refused with "
+                 "unknown_voice; a client's voice never reaches a file path, the model's input or what is spoken.",
     "TTS-BINARY-IN": "A message in a BINARY frame is handled exactly like the same message in a TEXT frame.",
     "TTS-ORDER": "For each message: synthesis_start, then one or more audio frames, then synthesis_complete; "
                  "nothing of the next message before that.",

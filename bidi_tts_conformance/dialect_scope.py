@@ -33,7 +33,7 @@ NOT_JUDGED_IN: dict[str, tuple[tuple[str, str], ...]] = {
         ("isolation.slow_reader.1", "its stalled reader speaks kokoro-sample on a raw socket, below the dialect"),
         ("robust.utf8.1", _CODES), ("robust.json.*", _CODES), ("robust.types.*", _CODES),
         ("robust.text.1", _CODES), ("robust.text.2", _CODES), ("robust.text.3", _CODES), ("robust.size.1", _CODES),
-        ("robust.voice.1", _CODES), ("robust.speed.*", _CODES), ("robust.type.1", _CODES),
+        ("robust.voice.1", _CODES), ("voice.*", _CODES), ("robust.speed.*", _CODES), ("robust.type.1", _CODES),
         ("robust.binary.1", _CODES), ("robust.flood.2", _CODES),
         ("robust.rate.1", "vLLM-Omni's session.config has no sample_rate, so a bad one never reaches it"),
         ("isolation.slow_reader.2", "its stalled reader is a POST /invocations, which belongs to the "

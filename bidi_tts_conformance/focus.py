@@ -27,6 +27,7 @@ RULE_OWNERS: dict[Rule, tuple[str, ...]] = {
     Rule.COMPLETE_NO_AUDIO: ("audio.order.1",),
     Rule.AUDIO_ODD_LENGTH: ("audio.samples.1",),
     Rule.AUDIO_EMPTY: ("audio.samples.1",),
+    Rule.AUDIO_WRAPPED: ("audio.wrap.1",),
     Rule.TEXT_NOT_JSON: ("audio.binary.1", "sagemaker.datatype.1"),
     Rule.AUDIO_IN_JSON: ("audio.binary.1", "sagemaker.datatype.1"),
     Rule.COMPLETE_BYTES: ("audio.consistent.1",),

@@ -22,6 +22,29 @@ class Watched(Protocol):
     def cpu_seconds(self) -> float | None: ...  # None once it is gone
     def has_exited(self) -> bool: ...
     def terminate(self) -> None: ...  # SIGTERM, as SageMaker stops a container
+    def sigterm_reach(self) -> str | None: ...  # what SIGTERM meets in the process signalled (None: unknown)
+
+
+#: Bit of SIGTERM (15) in /proc/PID/status's signal masks.
+_SIGTERM_BIT = 1 << (signal.SIGTERM - 1)
+
+
+def sigterm_disposition(status: str, *, pid_one: bool) -> str | None:
+    """What a process does with SIGTERM, from its /proc/PID/status (SigCgt, SigIgn, SigBlk); None when
+    those lines are missing. As PID 1 of a PID namespace, a signal it has no handler for is dropped by the
+    kernel: SIGTERM's default action (exit) never happens to it."""
+    masks = {k: int(v, 16) for k, _, v in (line.partition(":\t") for line in status.splitlines())
+             if k in ("SigCgt", "SigIgn", "SigBlk") and v}
+    if len(masks) < 3:
+        return None
+    if masks["SigIgn"] & _SIGTERM_BIT:
+        return "ignores SIGTERM (SIG_IGN)"
+    if masks["SigCgt"] & _SIGTERM_BIT:
+        return "catches SIGTERM (a handler is installed)" + (" but blocks it" if masks["SigBlk"] & _SIGTERM_BIT else "")
+    if pid_one:
+        return ("has no SIGTERM handler, and as PID 1 the kernel drops a signal it has no handler for: SIGTERM "
+                "never reaches the server it started (exec the server, or run an init such as tini)")
+    return "has no SIGTERM handler (its default action, exit, applies)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +89,14 @@ class LocalProcess:
     def terminate(self) -> None:
         os.kill(self.pid, signal.SIGTERM)
 
+    def sigterm_reach(self) -> str | None:
+        try:
+            status = Path(f"/proc/{self.pid}/status").read_text()
+        except OSError:
+            return None
+        said = sigterm_disposition(status, pid_one=False)
+        return None if said is None else f"the process (pid {self.pid}) {said}"
+
 
 @dataclass(frozen=True, slots=True)
 class DockerContainer:
@@ -90,6 +121,17 @@ class DockerContainer:
 
     def terminate(self) -> None:
         self.container.kill(signal="SIGTERM")
+
+    def sigterm_reach(self) -> str | None:
+        """PID 1 of the container (the image's entrypoint, where SIGTERM goes) and what it does with SIGTERM."""
+        try:
+            cmdline = self.container.exec_run(["cat", "/proc/1/cmdline"]).output.decode("utf-8", "replace")
+            status = self.container.exec_run(["cat", "/proc/1/status"]).output.decode("utf-8", "replace")
+        except Exception:  # gone, or no `cat` in the image: say nothing rather than guess
+            return None
+        said = sigterm_disposition(status, pid_one=True)
+        shown = " ".join(part for part in cmdline.split("\0") if part)
+        return None if said is None or not shown else f"PID 1 of the container is `{shown}`, which {said}"
 
 
 def watched(target: Target) -> Watched | None:

@@ -58,10 +58,11 @@ def select(registry: Registry, globs: Sequence[str] | None = None,
 # all of which run on; isolation.slow_reader.2 one POST of 3,300. health.busy.1 once ran 21st: the AWS
 # sample's kokoro-cpu, which does not stop abandoned work, stayed busy with its three texts for minutes,
 # and the next 69 cases were NOT-JUDGED (issue 32). stop.sigterm.1 ends the container: the very last,
-# whatever else is selected.
+# whatever else is selected. The admission cases (errors.busy.2, post.busy.1, post.capacity.1) fill the container
+# with up to 24 long messages and leave them: after the slow readers, like health.busy.1.
 RUN_LAST = ("close.client.1", "stop.client.1", "cancel.1", "cancel.queued.1", "errors.text_too_long.1",
             "robust.size.1", "frames.long.1", "isolation.slow_reader.1", "health.busy.1", "isolation.slow_reader.2",
-            "robust.text.3", "stop.sigterm.1")
+            "errors.busy.2", "post.busy.1", "post.capacity.1", "robust.text.3", "stop.sigterm.1")
 
 
 def run_order(cases: Sequence[Case]) -> list[Case]:

@@ -44,6 +44,7 @@ IMPLEMENTED_BY: dict[str, tuple[str, ...]] = {
     "TTS-CLOSE": ("reference_container/ws_session.py:WsSession",),
     "TTS-ERROR": ("bidi_tts/protocol.py:parse_client_message", "bidi_tts/protocol.py:ErrorCode",
                   "reference_container/ws_session.py:WsSession"),
+    "TTS-VOICE": ("bidi_tts/protocol.py:parse_client_message", "bidi_tts/protocol.py:is_voice_name"),
     "TTS-ISOLATION": ("reference_container/scheduler.py:Scheduler", "reference_container/policies.py"),
     "TTS-CLASSIFY": ("bidi_tts/frames.py:decode_control_frame",),
 }

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import statistics
 
+import numpy as np
+
+from bidi_tts.audio import level_to_dbfs
 from bidi_tts.frames import FrameKind
 from bidi_tts.protocol import CHANNELS, ENCODING, SAMPLE_WIDTH_BYTES
 from bidi_tts.session import Rule
@@ -13,7 +16,7 @@ from bidi_tts_conformance.cases.frames import handled
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.driver import Conversation, Reply
 from bidi_tts_conformance.failures import CaseFailed
-from bidi_tts_conformance.model import Outcome, case, informational, non_strict, ok
+from bidi_tts_conformance.model import Outcome, case, informational, non_strict, not_judged, ok
 
 MIN_RMS = 30.0  # s16 units: well below quiet speech (hundreds to thousands), well above dither
 # Plausible speech: 66 characters a second is far too fast, 4 a second far too slow.
@@ -253,3 +256,25 @@ def _rate_from_totals(reply: Reply, wanted: int) -> Outcome:
                          f"rate and {shown}", expected=f"{wanted} Hz or error bad_sample_rate",
                          actual=f"{rate:.0f} Hz")
     return ok(f"{shown} (synthesis_start announces no rate: audio.format.1's subject)")
+
+
+# Loud on purpose: exclamations and stressed words are where a model's float output passes full scale.
+LOUD = ("Stop right there! Watch out for the car! That was absolutely amazing! "
+        "We won the championship, hooray!")
+
+
+@case("audio.wrap.1", "loud audio is clipped at full scale, never wrapped around to the opposite sign "
+      "(every audio of the run is checked; this case owns the verdict)", clauses=["TTS-AUDIO"],
+      expect="no sample-to-sample jump from near +32767 to near -32768 or back")
+async def no_wrap(ctx: CaseContext) -> Outcome:
+    conv = await ctx.conversation()
+    replies = [await conv.wait_reply(await conv.synthesize(text), lenient=True) for text in (LOUD, SENTENCE)]
+    conv.raise_violations()  # a wrapped sample fails here with its time (bidi_tts.audio.find_wraps)
+    audio = b"".join(bytes(r.audio) for r in replies)
+    if not audio:
+        return not_judged("no audio arrived: there was nothing to look for wrapped samples in")
+    samples = np.frombuffer(audio[: len(audio) - len(audio) % 2], dtype="<i2").astype(np.int32)
+    peak = int(np.abs(samples).max()) if samples.size else 0
+    seconds = sum(r.record.audio_seconds for r in replies)
+    return ok(f"no wrapped sample in {seconds:.2f} s of audio (peak {peak} of 32767, "
+              f"{level_to_dbfs(peak / 32768):.1f} dBFS)")

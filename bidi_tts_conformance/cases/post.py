@@ -12,7 +12,7 @@ import time
 
 import httpx
 
-from bidi_tts.audio import STREAMING_SIZE, WavError, wav_layout
+from bidi_tts.audio import STREAMING_SIZE, WavError, find_wraps, wav_layout
 from bidi_tts_conformance.cases._util import SENTENCE, SHORT, message_problem, rms
 from bidi_tts_conformance.cases.audio import (
     MIN_RMS,
@@ -123,6 +123,10 @@ async def post_pcm(ctx: CaseContext) -> Outcome:
                          actual="a WAV header first")
     if len(data) % 2 or rms(data) < MIN_RMS:
         raise CaseFailed(f"{len(data)} bytes, RMS {rms(data):.1f}", expected="whole samples of real sound")
+    if wraps := find_wraps(data):  # POST audio is checked too; the sessions' audio is, by the session itself
+        ctx.notes.add(f"TTS-AUDIO: the POST body has {len(wraps)} wrapped samples, the first "
+                      f"{wraps[0].describe(ctx.options.sample_rate).removeprefix('a wrapped sample ')} "
+                      "(judged by audio.wrap.1)")
     return ok(f"{len(data)} bytes")
 
 

@@ -13,6 +13,7 @@ from bidi_tts.chunker import split_sentences
 from bidi_tts_conformance.cases._util import SENTENCE
 from bidi_tts_conformance.cases.frames import long_text
 from bidi_tts_conformance.context import CaseContext
+from bidi_tts_conformance.diagnose import describe_close
 from bidi_tts_conformance.driver import Conversation
 from bidi_tts_conformance.failures import CaseFailed
 from bidi_tts_conformance.model import Outcome, case, not_judged, ok
@@ -24,6 +25,7 @@ SETTLE_S = 1.0  # at least; a good container may finish the sentence in progress
 SAMPLE_S = 1.5  # then its CPU time is read over this long, with no session open
 IDLE_CPU_SHARE = 0.5  # of one core: more, with no client, is the abandoned message still being made
 GRACE_S = 30.0  # SageMaker sends SIGKILL this long after SIGTERM
+END_SEEN_S = 1.0  # after the exit, how long the session's end (a close frame, or the cut) may take to arrive
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +123,8 @@ async def abandoned_work(ctx: CaseContext) -> Outcome:
       clauses=["SM-STOP"],
       expect=f"the process exits within {GRACE_S:g} s of a SIGTERM sent at a lead sentence's first audio, a "
              "2-sentence message queued behind it (the "
-             "platform then sends SIGKILL); NOT-JUDGED when the suite did not start the container (url, "
+             "platform then sends SIGKILL), finishing that message or closing the session with a close frame (1001), "
+             "never cutting it; NOT-JUDGED when the suite did not start the container (url, "
              "sagemaker) or the queued message had begun to arrive before SIGTERM. Ends the container: the last "
              "case of a run")
 async def sigterm(ctx: CaseContext) -> Outcome:
@@ -129,6 +132,7 @@ async def sigterm(ctx: CaseContext) -> Outcome:
     if box is None:
         return not_judged(why_not_watched(ctx.target))
     already = (await _cpu_share(box, 0.5) or (0.0, 0.0))[0]  # another case's leftover work, said with a failure
+    reach = await asyncio.to_thread(box.sigterm_reach)  # read now: once it has exited, there is nothing to read
     # A short message: a good container may finish it before it exits (the reference drains its
     # sessions), and the run should not wait for a long one.
     conv = await ctx.conversation(patience=2)
@@ -139,6 +143,8 @@ async def sigterm(ctx: CaseContext) -> Outcome:
     reader = asyncio.create_task(conv.pump_until(lambda: False, total=GRACE_S))  # the session's end, if any
     try:
         exited = await _exits_within(box, GRACE_S)
+        if exited and not reader.done():  # the session's end comes with the exit: give it a moment to arrive
+            await asyncio.wait({reader}, timeout=END_SEEN_S)
     finally:
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)
@@ -147,14 +153,24 @@ async def sigterm(ctx: CaseContext) -> Outcome:
     if not exited:
         leftover = (f"; before this case it already used {already:.0%} of a core with no session of its own "
                     "open: work another case's client left, still being made" if already > IDLE_CPU_SHARE else "")
+        why = f"; {reach}" if reach else ""
         raise CaseFailed(f"the container did not exit within {GRACE_S:g} s of SIGTERM (sent {when}): the "
-                         f"platform would SIGKILL it, cutting every session without a close{leftover}",
+                         f"platform would SIGKILL it, cutting every session without a close{why}{leftover}",
                          expected=f"exit within {GRACE_S:g} s", actual=f"still running after {took:.1f} s")
     if not mid:  # an idle container that exits says nothing of one stopped mid-synthesis
         return not_judged(f"the queued message was answered (or refused) by the lead's first audio, so SIGTERM came "
                           f"with no synthesis running "
                           f"(the container exited {took:.2f} s later)")
-    return ok(f"exited {took:.2f} s after SIGTERM (sent {when})")
+    closed, unfinished = conv.closed, queued.record.completed_at is None and queued.error is None
+    if unfinished and closed is not None and closed.code in (None, 1006):
+        said = f"; {reach}" if reach else ""
+        raise CaseFailed(f"the container exited {took:.2f} s after SIGTERM (sent {when}) but cut its session: the "
+                         f"queued message unfinished, the container {describe_close(closed)}, where SM-STOP "
+                         f"asks it to finish its sessions or close them with 1001{said}",
+                         expected="the message finished, or a close frame (1001)", actual=describe_close(closed))
+    ended = ("the message finished" if queued.record.completed_at is not None else
+             describe_close(closed) if closed is not None else "the session's end not seen")
+    return ok(f"exited {took:.2f} s after SIGTERM (sent {when}); {ended}")
 
 
 async def _cpu_share(box: Watched, over_s: float) -> tuple[float, float] | None:

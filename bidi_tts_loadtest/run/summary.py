@@ -14,13 +14,13 @@ from bidi_tts_loadtest.run.slo import Slo
 TTFA, TTFA_FROM_SEND, COMPLETE, GAP = "ttfa_ms", "ttfa_from_send_ms", "complete_ms", "gap_ms"
 TURN_TTFA = "turn_ttfa_ms"
 TTFA_AUDIBLE = "ttfa_audible_ms"
-RTF, UNDERRUNS, STALL, MESSAGE_OK, SESSION_FAIL, VIOLATIONS = (
-    "rtf", "underruns", "stall_ms", "message_ok", "session_failure", "violations")
+RTF, UNDERRUNS, STALL, MESSAGE_OK, SESSION_FAIL, VIOLATIONS, WRAPS = (
+    "rtf", "underruns", "stall_ms", "message_ok", "session_failure", "violations", "wrapped_samples")
 CONTENT_CHECKED, CONTENT_ERROR, CONTENT_CAUSE = "content_checked", "content_error", "content_cause:"
 CONTENT_SKIPPED = "content_skipped"
 
 #: Sums over the run that the summary reports under the key, from the recorder series of the value.
-COUNTERS: dict[str, str] = {"underruns": UNDERRUNS, "violations": VIOLATIONS}
+COUNTERS: dict[str, str] = {"underruns": UNDERRUNS, "violations": VIOLATIONS, "wrapped_samples": WRAPS}
 
 #: Session outcomes, as users record them in each session's "outcome".
 COMPLETED, FAILED, CUT = "completed", "failed", "cut"
@@ -39,6 +39,8 @@ DEFINITIONS = {
     "gap_ms": "time between consecutive AUDIO frames of a message",
     "underruns": "a player starting at the first audio frame of a message runs dry before the next frame",
     "rtf": "complete time per second of audio received",
+    "wrapped_samples": "samples that wrapped around (a jump from near +32767 to near -32768 or back, "
+                       "bidi_tts.audio.find_wraps; TTS-AUDIO), in every message's audio",
     "errors": "failed messages (error frame, timeout, stream closed) plus sessions that failed outside "
               "a message",
     "goodput": "share of completed and failed sessions meeting every per-session SLO (cut ones excluded)",

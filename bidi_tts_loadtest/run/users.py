@@ -61,6 +61,7 @@ class TTSUser(User):
         rec, now = self.state.recorder, time.time()
         ok = record.error_code is None and m.ttfa_s is not None and m.complete_s is not None
         rec.add(S.MESSAGE_OK, 1.0 if ok else 0.0, now)
+        rec.add(S.WRAPS, len(record.wraps.wraps), now)
         if not ok:
             self._fire("message", 0.0, record.audio_bytes, MessageFailed(record.error_code or "incomplete"))
             return

@@ -36,6 +36,7 @@ from tests.toys import (
     ping_methods,
     raw_frames,
     sample_defects,
+    wrapping,
 )
 from tests.toys.good import ServerThread, ToyConfig, ToyContainer
 
@@ -104,6 +105,7 @@ TOYS: dict[str, Toy] = {
     "speed_range_narrow": Toy(broken_input.NarrowSpeedToy, ("frames.text.1", "errors.bad_speed.1")),
     "speed_ignored": Toy(broken_output.SpeedIgnoredToy, ("frames.text.1",)),
     "rate_ignored": Toy(broken_output.RateIgnoredToy, ("audio.format.1", "frames.text.1")),
+    "wraps_loud": Toy(wrapping.WrappingToy, ("frames.text.1", "audio.sound.1", "audio.samples.1")),
     # sessions
     # Paced at 1/20 of real time (an async sleep per frame): since the toys' tone is numpy, an unpaced toy
     # speaks 8 sentences in ~13 ms and isolation.hol.1 / cancel.1 find nothing left running (NOT-JUDGED).
@@ -200,6 +202,7 @@ PROOFS: dict[str, Proof] = {
     "audio.stream.1": Proof("no_streaming", "no streaming"),
     "audio.speed.1": Proof("speed_range_narrow", "refused with error bad_speed"),
     "audio.rate.1": Proof("rate_ignored", "synthesis_start announces 24000"),
+    "audio.wrap.1": Proof("wraps_loud", "TTS-AUDIO: a wrapped sample at"),
     "session.multi.1": Proof("close_after_first", "message 2 of 2 failed (the container closed the session with 1000"),
     "session.multi.2": Proof("close_after_first", "message 2 of 5 failed (the container closed the session with 1000"),
     "session.multi.3": Proof("close_after_10", "message 11 of 20 failed (the container closed the session with 1000"),
@@ -303,7 +306,10 @@ EXEMPT: dict[str, str] = {}
 PROVEN_ELSEWHERE: dict[str, Path] = {
     cid: Path(__file__).with_name("test_content_cases.py")
     for cid in ("content.intelligible.1", "content.order.1", "content.session.1", "content.concurrent.1")
-} | {cid: Path(__file__).with_name("test_sample_defects.py") for cid in ("stop.client.1", "stop.sigterm.1")}
+} | {cid: Path(__file__).with_name("test_sample_defects.py") for cid in ("stop.client.1", "stop.sigterm.1")
+     } | {cid: Path(__file__).with_name("test_voice_cases.py") for cid in ("voice.path.1", "voice.prompt.1")
+          } | {cid: Path(__file__).with_name("test_admission_cases.py")
+               for cid in ("errors.busy.2", "post.busy.1", "post.capacity.1")}
 
 
 def coverage_problems(case_ids: set[str], proofs: dict[str, Proof], exempt: dict[str, str]) -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bidi_tts.local_container import free_port
+from bidi_tts.local_container import LocalContainer, free_port
 from bidi_tts_conformance import selection
 from bidi_tts_conformance.cases import REGISTRY, stop
 from bidi_tts_conformance.context import Options
@@ -245,3 +245,19 @@ def test_a_ready_ping_with_no_session_at_all_is_not_blamed_on_sm_ping() -> None:
         result = run_case(REGISTRY["health.ping.ready.1"], Target(kind="url", base_url=server.url), FAST)
     assert result.verdict is Verdict.NOT_JUDGED, result.detail
     assert "cannot open a session" in result.detail and "health.accept.1's subject" in result.detail
+
+
+def test_the_reference_container_exits_on_sigterm_without_cutting_its_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stop.sigterm.1 also judges how the session ended (a message finished, or a close frame; never a cut):
+    the reference container (timed backend, a real process) drains."""
+    monkeypatch.setattr(stop, "GRACE_S", 20.0)
+    container = LocalContainer(args=["--backend", "timed", "--timed-profile", "cpu-onnx-2core", "--log-level",
+                                     "warning"])
+    try:
+        assert container.wait_ready(60, interval=0.1).ready
+        target = _Launched(kind="process", base_url=container.url, pid=container.pid)
+        result = run_case(REGISTRY["stop.sigterm.1"], target, FAST)
+    finally:
+        container.stop(grace=10)
+    assert result.verdict is Verdict.OK, result.detail
+    assert any(end in result.detail for end in ("the message finished", "closed the session with")), result.detail

@@ -173,3 +173,38 @@ def test_first_audible_sample_is_the_first_at_minus_40_dbfs() -> None:
     assert audio.first_audible_sample(struct.pack("<h", -32768)) == 0  # no int16 wrap-around
     assert audio.first_audible_sample(quiet + struct.pack("<h", 1000), threshold_dbfs=-20) is None
     assert audio.first_audible_sample(bytes(600) + struct.pack("<h", 400) + b"\x00") == 300  # odd tail ignored
+
+
+def _wrapped(x: np.ndarray) -> bytes:
+    return np.rint(x * 32767).astype(np.int64).astype("<i2").tobytes()
+
+
+def test_find_wraps_finds_loud_float_audio_converted_without_clipping() -> None:
+    x = 1.2 * np.sin(2 * np.pi * 200 * np.arange(2400) / 24_000)  # 0.1 s, 20 periods past full scale
+    wraps = audio.find_wraps(_wrapped(x))
+    assert len(wraps) == 80  # into and out of each peak past +1.0 and each trough past -1.0
+    first = wraps[0]
+    assert first.before >= audio.WRAP_LEVEL and first.after <= -audio.WRAP_LEVEL
+    assert first.describe(24_000).startswith(f"a wrapped sample at {first.sample / 24_000:.3f} s into the audio: +")
+    assert audio.find_wraps(audio.float_to_pcm16(x)) == []  # the same audio clipped
+    assert audio.find_wraps(_wrapped(0.5 * x)) == []  # quiet: nothing to wrap
+
+
+def test_find_wraps_ignores_loud_speech_that_moves_as_speech_does() -> None:
+    # Near full scale and high in pitch (3 kHz), neighbours still differ by far less than 1.5x full scale.
+    x = 0.99 * np.sin(2 * np.pi * 3000 * np.arange(24_000) / 24_000)
+    assert audio.find_wraps(audio.float_to_pcm16(x)) == []
+
+
+def test_wrap_detector_counts_across_frames_of_any_size() -> None:
+    x = 1.2 * np.sin(2 * np.pi * 200 * np.arange(2400) / 24_000)
+    pcm = _wrapped(x)
+    whole = audio.find_wraps(pcm)
+    detector = audio.WrapDetector()
+    for offset in range(0, len(pcm), 333):  # odd sizes: a sample split across two frames
+        detector.feed(pcm[offset : offset + 333])
+    assert detector.wraps == whole
+    assert detector.samples == 2400
+    at_seam = audio.WrapDetector()  # a wrap exactly between two frames
+    at_seam.feed(np.array([32000], dtype="<i2").tobytes())
+    assert at_seam.feed(np.array([-32000], dtype="<i2").tobytes()) == [audio.Wrap(1, 32000, -32000)]

@@ -218,3 +218,20 @@ def test_duplicate_request_id_refused_and_close_payload() -> None:
     assert json.loads(s.close()) == {"type": "close"} and s.state is SessionState.CLOSING
     closed = s.connection_closed(1000, "bye", at=5.0)
     assert closed.code == 1000 and s.state is SessionState.CLOSED and s.close_code == 1000
+
+
+def test_a_wrapped_sample_is_an_audio_violation_with_its_time_once_a_message() -> None:
+    import numpy as np
+
+    s = ClientSession()
+    sent(s)
+    s.receive_frame(start("r1", 10.1))
+    quiet = np.zeros(2400, dtype="<i2").tobytes()  # 0.1 s
+    wrap = np.array([31000, 32700, -32600, -31000], dtype="<i2").tobytes()
+    assert not errors(s) and not s.receive_frame(Frame(quiet, FrameKind.BINARY, 10.2))[:-1]
+    s.receive_frame(Frame(wrap, FrameKind.BINARY, 10.3))
+    s.receive_frame(Frame(wrap, FrameKind.BINARY, 10.4))
+    (violation,) = errors(s)
+    assert violation.clause == "TTS-AUDIO" and violation.rule == "audio.wrapped"
+    assert violation.description.startswith("a wrapped sample at 0.100 s into the audio: +32700 then -32600")
+    assert len(s.records["r1"].wraps.wraps) == 3  # two in the frames, one at the seam between them
