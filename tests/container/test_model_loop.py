@@ -127,7 +127,7 @@ def test_timed_backend_orders_its_units_by_the_schedulers_deadline() -> None:
 
     now = time.perf_counter()
     threads = [threading.Thread(target=speak, args=(name, now + offset))
-               for name, offset in (("running", -9.0), ("late", 5.0), ("due", -1.0), ("soon", 1.0))]
+               for name, offset in (("running", -9.0), ("late", 1.0), ("due", -1.0), ("soon", 0.5))]
     for thread in threads:
         thread.start()
         time.sleep(0.02)  # the first one's pass (150 ms) runs while the others queue
