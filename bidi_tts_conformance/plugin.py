@@ -10,6 +10,7 @@ runs, after preflight.py has checked the command line and that the target can be
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,11 @@ class ConformanceState:
                                   case_timeout_given=self._case_timeout_given, progress=self.note)
         self._started = False
         self._start_error: str | None = None
+        # A target the suite starts itself is launched ahead of the first case (see begin()).
+        self._launch: threading.Thread | None = None
+        self._launch_error: BaseException | None = None
+        self._launch_notes: list[str] = []
+        self.launch_dir: Path | None = None
         self.results: dict[str, CaseResult] = {}
         self.entries: dict[str, Entry] = {}
         self.cases: list[Case] = []
@@ -135,21 +141,53 @@ class ConformanceState:
             reporter.ensure_newline()
             reporter.write_line(f"[conformance] {message}")
 
+    def begin(self) -> None:
+        """Launch a process or Docker target in a thread, so that it loads while the tests before the
+        first case run (the property tests beside the cases); its progress lines wait for target()."""
+        if self._started or self._launch is not None or self.planned.kind not in ("process", "docker"):
+            return
+
+        def launch() -> None:
+            try:
+                self.planned.start(self._launch_notes.append)
+            except BaseException as exc:  # handed to target(), which fails the case that needs it
+                self._launch_error = exc
+
+        self._launch_notes.append("launched ahead of the first case, while the tests before it ran")
+        self._launch = threading.Thread(target=launch, name="conformance-target-start", daemon=True)
+        self._launch.start()
+
     def target(self) -> Target:
-        """The started target; the first call starts it (and a failed start is remembered)."""
+        """The started target; the first call starts it, or waits for begin()'s launch (a failed start
+        is remembered)."""
         if self._start_error is not None:
             pytest.fail(self._start_error, pytrace=False)
         if not self._started:
             self._started = True
             try:
-                self.planned.start(self.note)
+                if self._launch is None:
+                    self.planned.start(self.note)
+                else:
+                    self._join_launch()
             except Exception as exc:
                 self._start_error = f"the {self.planned.kind} target did not start: {exc}"
                 pytest.fail(self._start_error, pytrace=False)
         return self.planned
 
+    def _join_launch(self) -> None:
+        assert self._launch is not None
+        while self._launch.is_alive():
+            self._launch.join(timeout=0.5)
+        for line in self._launch_notes:
+            self.note(line)
+        if self._launch_error is not None:
+            raise self._launch_error
+
     def stop(self) -> None:
-        if self._started:
+        if self._started or self._launch is not None:
+            self.planned.stop()  # a launch still waiting for /ping sees its container gone and ends
+        if self._launch is not None:
+            self._launch.join(timeout=30)
             self.planned.stop()
 
 
@@ -249,6 +287,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if others:
             config.hook.pytest_deselected(items=others)
             items[:] = [item for item in items if isinstance(item, CaseItem)]
+    case_items = [item for item in items if isinstance(item, CaseItem)]
+    if case_items:
+        state = _state(config)
+        runnable = [item for item in case_items if unmet_requirement(item.case, state.planned) is None]
+        state.launch_dir = runnable[0].path.parent if runnable else None
     if items and all(isinstance(item, CaseItem) for item in items):
         # A run of cases only: each failure is printed once, in the summary table with its expected and
         # actual (pytest_terminal_summary), not also as a traceback section and a short-summary line.
@@ -256,6 +299,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.reportchars = "".join(c for c in reporter.reportchars if c not in "fE")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    # The target loads while the tests in the cases' own folder run before them (`pytest conformance`:
+    # the property tests), not during a whole test suite that merely ends with the cases.
+    if STATE not in item.config.stash:
+        return
+    state = item.config.stash[STATE]
+    if state.launch_dir is not None and item.path.is_relative_to(state.launch_dir):
+        state.begin()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -6,6 +6,7 @@ image), else the int8 ONNX route, which needs nothing but PyPI packages and runs
 
 from __future__ import annotations
 
+import ctypes.util
 import logging
 import os
 from collections.abc import Iterator
@@ -16,12 +17,23 @@ from reference_container import assets
 from reference_container.settings import Settings
 from reference_container.synthesizers.base import Synthesizer
 from reference_container.synthesizers.onnx_kokoro import OnnxKokoro
-from reference_container.synthesizers.torch_kokoro import TorchKokoro
 
 log = logging.getLogger(__name__)
 
 
+# Where an NVIDIA driver shows itself on Linux (/proc for the kernel module, /dev for a container run
+# with the NVIDIA runtime, WSL's library folder); with none of them torch cannot see a GPU either.
+_DRIVER_SIGNS = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/usr/lib/wsl/lib/libcuda.so.1")
+
+
+def nvidia_driver_present() -> bool:
+    """Whether this machine shows an NVIDIA driver, asked without importing torch (seconds)."""
+    return any(os.path.exists(sign) for sign in _DRIVER_SIGNS) or ctypes.util.find_library("cuda") is not None
+
+
 def _cuda_available() -> bool:
+    if not nvidia_driver_present():
+        return False
     try:
         import torch
 
@@ -53,6 +65,8 @@ def build_synthesizer(settings: Settings) -> Synthesizer:
                                 batch_window_ms=settings.batch_window_ms, batch_max=settings.batch_max,
                                 batch_tokens=settings.batch_tokens, g2p_processes=settings.g2p_processes)
     if backend == "torch":
+        from reference_container.synthesizers.torch_kokoro import TorchKokoro  # imports torch
+
         return TorchKokoro(
             voices_dir=settings.voices_dir, weights_dir=settings.weights_dir, cache_dir=settings.cache_dir,
             device=settings.device,
