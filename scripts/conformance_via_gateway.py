@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bidi_tts.gateway.config import GatewayConfig
 from bidi_tts.gateway.server import GatewayThread
-from bidi_tts_conformance.targets import ProcessTarget
+from bidi_tts_conformance.local_target import container_at
 
 ENDPOINT_NAME = "reference-kokoro"
 
@@ -30,28 +30,18 @@ def main() -> int:
     parser.add_argument("--container-url", help="front this running container instead of starting one")
     args, pytest_args = parser.parse_known_args()
 
-    target = None
-    upstream = args.container_url
-    if upstream is None:
-        target = ProcessTarget()
-        target.start(lambda line: print(f"gateway-conformance: {line}", flush=True))
-        upstream = target.base_url
     env = dict(os.environ)
     env.setdefault("AWS_ACCESS_KEY_ID", "stand-in")
     env.setdefault("AWS_SECRET_ACCESS_KEY", "stand-in")
     env.setdefault("AWS_REGION", "us-east-1")
-    try:
-        with tempfile.TemporaryDirectory(prefix="bidi-gateway-") as cert_dir:
-            config = GatewayConfig(upstream=str(upstream), cert_dir=Path(cert_dir))
-            with GatewayThread(config) as gateway:
-                print(f"gateway-conformance: stand-in {gateway.url} -> {upstream} (CA {gateway.ca_file})",
-                      flush=True)
-                cmd = [sys.executable, "-m", "pytest", "conformance", "--endpoint-name", ENDPOINT_NAME,
-                       "--endpoint-url", gateway.url, "--endpoint-ca", gateway.ca_file, *pytest_args]
-                return subprocess.run(cmd, env=env, check=False).returncode
-    finally:
-        if target is not None:
-            target.stop()
+    with (container_at(args.container_url, "gateway-conformance") as (upstream, _),
+          tempfile.TemporaryDirectory(prefix="bidi-gateway-") as cert_dir):
+        config = GatewayConfig(upstream=str(upstream), cert_dir=Path(cert_dir))
+        with GatewayThread(config) as gateway:
+            print(f"gateway-conformance: stand-in {gateway.url} -> {upstream} (CA {gateway.ca_file})", flush=True)
+            cmd = [sys.executable, "-m", "pytest", "conformance", "--endpoint-name", ENDPOINT_NAME,
+                   "--endpoint-url", gateway.url, "--endpoint-ca", gateway.ca_file, *pytest_args]
+            return subprocess.run(cmd, env=env, check=False).returncode
 
 
 if __name__ == "__main__":

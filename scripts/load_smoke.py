@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bidi_tts_conformance.targets import ProcessTarget
+from bidi_tts_conformance.local_target import container_at
 from bidi_tts_loadtest.core.arg_types import positive_int
 from bidi_tts_loadtest.core.target import container_url_problem
 
@@ -35,22 +35,13 @@ def main() -> int:
 
     args.report_dir.mkdir(parents=True, exist_ok=True)
     summary_path = args.report_dir / "summary.json"
-    target = None
-    url = args.container_url
-    if url is None:
-        target = ProcessTarget(log_path=str(args.report_dir / "container.log"))
-        target.start(lambda line: print(f"load-smoke: {line}", flush=True))
-        url = target.base_url
-    try:
+    with container_at(args.container_url, "load-smoke", log_path=str(args.report_dir / "container.log")) as (url, _):
         cmd = [sys.executable, "-m", "locust", "-f", "loadtest/locustfile.py", "--headless",
                "-u", str(args.users), "-r", str(args.users), "--run-time", args.run_time, "--host", str(url),
                "--turns-per-session", "1", "--summary-json", str(summary_path),
                "--report-dir", str(args.report_dir), "--slo-error-rate", "0", "--only-summary"]
         print("load-smoke: " + " ".join(cmd), flush=True)
         rc = subprocess.run(cmd, check=False).returncode
-    finally:
-        if target is not None:
-            target.stop()
     if not summary_path.exists():
         print("load-smoke: FAILED: no summary was written", file=sys.stderr)
         return 1

@@ -30,7 +30,7 @@ from typing import Any
 from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import ClientSession, ErrorReceived, SynthesisCompleted
 from bidi_tts.transports.websocket import WebSocketTransport
-from bidi_tts_conformance.targets import ProcessTarget
+from bidi_tts_conformance.local_target import container_at
 
 SEEDS = (
     "Welcome to our streaming text-to-speech demo. This system converts text into natural sounding "
@@ -132,17 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
     levels = [int(x) for x in args.concurrency.split(",") if x]
-    target = None
-    url = args.container_url
-    if url is None:
-        target = ProcessTarget()
-        target.start(lambda line: print(f"bench: {line}", flush=True))
-        url = target.base_url
-    try:
+    with container_at(args.container_url, "bench") as (url, _):
         rows = asyncio.run(run(url, args.trials, levels))
-    finally:
-        if target is not None:
-            target.stop()
     print(f"container: {url}  trials: {args.trials}  cpus: {os.cpu_count()}")
     print_table(rows)
     if args.json:

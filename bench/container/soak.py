@@ -27,7 +27,7 @@ from bidi_tts.protocol import SynthesizeRequest
 from bidi_tts.session import ClientSession, ErrorReceived, SynthesisCompleted
 from bidi_tts.transports.base import TransportError
 from bidi_tts.transports.websocket import WebSocketTransport
-from bidi_tts_conformance.targets import ProcessTarget
+from bidi_tts_conformance.local_target import container_at
 
 TEXTS = ["Hello there.", "How can I help you today?", "Your order has shipped.", "Thanks for calling."]
 FLAT_WITHIN = 0.20
@@ -167,17 +167,9 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the summary here")
     args = parser.parse_args()
 
-    target = None
-    url, pid = args.container_url, args.pid
-    if url is None:
-        target = ProcessTarget()
-        target.start(lambda line: print(f"soak: {line}", flush=True))
-        url, pid = target.base_url, target.pid
-    try:
+    with container_at(args.container_url, "soak") as (url, started):
+        pid = started.pid if started is not None else args.pid
         run = asyncio.run(soak(url, pid, args.sessions, args.minutes * 60, args.messages))
-    finally:
-        if target is not None:
-            target.stop()
     summary = summarize(run, args.sessions)
     print(f"\n{'metric':<10} {'start':>10} {'end':>10} {'drift':>8}  flat")
     for name, row in summary["drift"].items():  # type: ignore[union-attr]

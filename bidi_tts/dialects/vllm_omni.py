@@ -103,12 +103,8 @@ class VllmOmniTranslator(Translator):
         if cls is not FrameClass.CONTROL or control is None:
             return [frame]  # audio (and a TEXT frame that is not JSON) is the session's to judge
         match control.get("type"):
-            case "audio.start":
-                return self._on_audio_start(frame, control)
-            case "audio.done":
-                return self._on_audio_done(frame, control)
-            case "session.done":
-                return self._on_session_done(frame, control)
+            case "audio.start" | "audio.done" | "session.done" as kind:
+                return self._on_utterance_event(kind, frame, control)
             case "error":
                 return self._on_error(frame, control)
             case _:
@@ -121,11 +117,19 @@ class VllmOmniTranslator(Translator):
                 return utterance
         return None
 
-    def _on_audio_start(self, frame: Frame, control: dict[str, Any]) -> list[Frame]:
+    def _on_utterance_event(self, kind: str, frame: Frame, control: dict[str, Any]) -> list[Frame]:
+        """audio.start, audio.done and session.done name an open utterance; for none, a finding and the frame as is."""
         utterance = self._utterance(control)
         if utterance is None:
-            self.findings.append((ORDER, f"audio.start for no open utterance: {control!r}"))
+            self.findings.append((ORDER, f"{kind} for no open utterance: {control!r}"))
             return [frame]
+        if kind == "audio.start":
+            return self._on_audio_start(frame, control, utterance)
+        if kind == "audio.done":
+            return self._on_audio_done(control, utterance)
+        return self._on_session_done(frame, control, utterance)
+
+    def _on_audio_start(self, frame: Frame, control: dict[str, Any], utterance: _Utterance) -> list[Frame]:
         sentence = _sentence(control)
         if sentence in utterance.sentences_open:
             self.findings.append((ORDER, f"audio.start of sentence {sentence} twice without audio.done"))
@@ -142,11 +146,7 @@ class VllmOmniTranslator(Translator):
                 start[name] = control[name]
         return [_control(frame, start)]
 
-    def _on_audio_done(self, frame: Frame, control: dict[str, Any]) -> list[Frame]:
-        utterance = self._utterance(control)
-        if utterance is None:
-            self.findings.append((ORDER, f"audio.done for no open utterance: {control!r}"))
-            return [frame]
+    def _on_audio_done(self, control: dict[str, Any], utterance: _Utterance) -> list[Frame]:
         sentence = _sentence(control)
         if sentence not in utterance.sentences_open:
             self.findings.append((ORDER, f"audio.done of sentence {sentence} without its audio.start"))
@@ -156,11 +156,7 @@ class VllmOmniTranslator(Translator):
         utterance.reported_bytes.append(total if isinstance(total, int) and not isinstance(total, bool) else None)
         return []
 
-    def _on_session_done(self, frame: Frame, control: dict[str, Any]) -> list[Frame]:
-        utterance = self._utterance(control)
-        if utterance is None:
-            self.findings.append((ORDER, f"session.done for no open utterance: {control!r}"))
-            return [frame]
+    def _on_session_done(self, frame: Frame, control: dict[str, Any], utterance: _Utterance) -> list[Frame]:
         self._open.remove(utterance)
         if utterance.sentences_open:
             self.findings.append((ORDER, f"session.done of utterance {utterance.index} before audio.done of "

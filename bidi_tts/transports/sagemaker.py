@@ -37,40 +37,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from bidi_tts.frames import Frame, FrameKind
+from bidi_tts.transports import sagemaker_errors
 from bidi_tts.transports._aio import cancel_and_wait, settle
 from bidi_tts.transports.base import AsyncWaitClosed, ConnectError, TransportClosed, TransportError, TransportTimeout
 from bidi_tts.transports.sagemaker_client import SageMakerTarget, new_client, require_credentials, resolve_identity
 from bidi_tts.transports.sagemaker_client import discard as _discard
+from bidi_tts.transports.sagemaker_errors import *  # noqa: F403 (the errors are part of this module's names)
 from bidi_tts.transports.sagemaker_errors import (
     ModelStreamClosed,
-    SageMakerConfigError,
-    SageMakerCredentialsError,
-    SageMakerInternalError,
-    SageMakerModelError,
-    SageMakerOperationError,
-    SageMakerServiceUnavailable,
-    SageMakerValidationError,
     StreamFailure,
     close_reason,
     operation_error,
     parse_close_code,
 )
 
-__all__ = [  # the transport, and the names its users import from here
-    "ModelStreamClosed",
-    "SageMakerConfigError",
-    "SageMakerCredentialsError",
-    "SageMakerInternalError",
-    "SageMakerModelError",
-    "SageMakerOperationError",
-    "SageMakerServiceUnavailable",
-    "SageMakerTarget",
-    "SageMakerTransport",
-    "SageMakerValidationError",
-    "StreamFailure",
-    "parse_close_code",
-    "resolve_identity",
-]
+# the transport, and the names its users import from here: its target and every error of sagemaker_errors
+__all__ = ["SageMakerTarget", "SageMakerTransport", "resolve_identity"]
+__all__ += sagemaker_errors.__all__
 
 logger = logging.getLogger(__name__)
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from bidi_tts_conformance.cases._util import SHORT, TINY, message_problem
@@ -92,6 +94,16 @@ async def fill(ctx: CaseContext) -> Fill:
     return filled
 
 
+@asynccontextmanager
+async def _filled(ctx: CaseContext) -> AsyncIterator[Fill]:
+    """The container filled (:func:`fill`) while the block runs; its sessions leave at the end."""
+    filled = await fill(ctx)
+    try:
+        yield filled
+    finally:
+        await filled.leave()
+
+
 def _never_full(filled: Fill) -> Outcome:
     if filled.unheld:
         return not_judged(f"a long message to fill the container was {filled.unheld} (after {filled.room} held): "
@@ -104,8 +116,7 @@ def _never_full(filled: Fill) -> Outcome:
       clauses=["TTS-ERROR", "TTS-ORDER"], requires=[Requires.WEBSOCKET],
       expect="error busy with the refused message's request_id")
 async def busy_request_id(ctx: CaseContext) -> Outcome:
-    filled = await fill(ctx)
-    try:
+    async with _filled(ctx) as filled:
         if filled.refused is None or filled.refused.error is None:
             return _never_full(filled)
         got = filled.refused.error.request_id
@@ -114,8 +125,6 @@ async def busy_request_id(ctx: CaseContext) -> Outcome:
                              f"{filled.request_id!r} (after {filled.room} messages held): a client cannot tell "
                              "which message was refused", expected=repr(filled.request_id), actual=repr(got))
         return ok(f"message {filled.room + 1} refused busy with its own request_id, {filled.room} messages held")
-    finally:
-        await filled.leave()
 
 
 @case("post.busy.1", "a POST /invocations while the container is full: 503 with a JSON body "
@@ -123,8 +132,7 @@ async def busy_request_id(ctx: CaseContext) -> Outcome:
       requires=[Requires.HTTP, Requires.WEBSOCKET],
       expect="HTTP 503, code busy and a message for people")
 async def post_busy(ctx: CaseContext) -> Outcome:
-    filled = await fill(ctx)
-    try:
+    async with _filled(ctx) as filled:
         if filled.refused is None:
             return _never_full(filled)
         response = await ctx.http().post("/invocations", json={"text": SHORT, "voice": ctx.options.voice})
@@ -144,8 +152,6 @@ async def post_busy(ctx: CaseContext) -> Outcome:
             raise CaseFailed(f"a busy POST answered with no message for people: {problem} (body {shown})",
                              expected='503 {"code": "busy", "message": ...}', actual=shown)
         return ok(f"503 busy: {body['message']!r} ({filled.room} messages held)")
-    finally:
-        await filled.leave()
 
 
 @case("post.capacity.1", "POSTs /invocations that have ended give their place back: more of them, one after "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from bidi_tts.session import ErrorReceived
+from bidi_tts_conformance.cases._midway import first_sign_of_work
 from bidi_tts_conformance.cases._util import SENTENCE, usable_after
 from bidi_tts_conformance.cases.frames import long_text, sentences
 from bidi_tts_conformance.context import CaseContext
@@ -26,10 +27,7 @@ async def cancel_mid(ctx: CaseContext) -> Outcome:
     # Cancel at the first sign of work (synthesis_start, or audio where there is none), or 2x a sentence
     # alone after sending, whichever is first: a container that sends all audio at the end has nothing
     # left to cancel by its first audio.
-    reply = await conv.wait_answer(rid, within=2 * alone + 0.05)
-    if reply.error is not None:
-        raise CaseFailed(f"a {len(text)}-character message was refused with error {reply.error.code or '(no code)'}",
-                         expected="synthesis", actual=f"error {reply.error.code or '(no code)'}")
+    reply = await first_sign_of_work(conv, rid, 2 * alone + 0.05, message=f"a {len(text)}-character message")
     when = "sent at the message's first sign of work" if reply.answered else "sent before any answer"
     await conv.send_json({"type": "cancel"})
     sent = time.perf_counter()

@@ -6,6 +6,7 @@ import time
 
 from bidi_tts.chunker import split_sentences
 from bidi_tts.frames import FrameKind
+from bidi_tts_conformance.cases._midway import first_sign_of_work
 from bidi_tts_conformance.cases._util import SENTENCE, TINY
 from bidi_tts_conformance.cases.frames import long_text, sentences
 from bidi_tts_conformance.context import CaseContext
@@ -67,10 +68,7 @@ async def close_while_synthesizing(ctx: CaseContext) -> Outcome:
     # The close goes at the first sign of work (synthesis_start, or audio where there is none), or after
     # 2x a 'Hi.' alone, whichever is first: for a container that says nothing until its whole message is
     # made, its first sign is its end, and a close sent then would not arrive mid-synthesis at all.
-    reply = await conv.wait_answer(rid, within=2 * alone + 0.05)
-    if reply.error is not None:
-        raise CaseFailed(f"the message was refused with error {reply.error.code or '(no code)'}",
-                         expected="synthesis_complete", actual=f"error {reply.error.code or '(no code)'}")
+    reply = await first_sign_of_work(conv, rid, 2 * alone + 0.05, expected="synthesis_complete")
     await conv.pump_until(lambda: reply.record.done, silence=0.02, total=0.05)  # what had already arrived
     if reply.record.done:
         return not_judged("the message had ended before the close could be sent (its first sign of work was its "
@@ -127,10 +125,7 @@ async def client_close(ctx: CaseContext) -> Outcome:
     # Leave at the first sign of work (synthesis_start, or audio where there is none), or after two
     # sentences' time, whichever is first: a container that sends all its audio at the end has finished
     # by its first audio, and the client would not leave mid-synthesis at all.
-    reply = await first.wait_answer(rid, within=2 * one_piece + 0.05)
-    if reply.error is not None:
-        raise CaseFailed(f"a {len(text)}-character message was refused with error {reply.error.code or '(no code)'}",
-                         expected="synthesis", actual=f"error {reply.error.code or '(no code)'}")
+    reply = await first_sign_of_work(first, rid, 2 * one_piece + 0.05, message=f"a {len(text)}-character message")
     await first.pump_until(lambda: reply.record.done, silence=0.02)  # what had already arrived
     when = "at its first sign of work" if reply.answered else "before any answer"
     left_at = time.perf_counter()

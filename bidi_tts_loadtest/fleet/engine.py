@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy as np
 from bidi_tts.fleet_plan import Curve, Load, Policy
 from bidi_tts_loadtest.fleet.autoscaler import Autoscaler
 from bidi_tts_loadtest.fleet.instance import FlowServer, SessionLatency, overhead_s, throughput_table, work_draws
+from bidi_tts_loadtest.fleet.routing import LeastOutstanding
 from bidi_tts_loadtest.fleet.traces import Trace, arrivals, request_rates, session_rates
 
 #: After the trace ends, requests still queued get this long to finish; what is left counts as infinitely late.
@@ -107,6 +109,11 @@ class Result:
     scale_outs: list[tuple[float, int]] = field(default_factory=list)   # (t, added)
     scale_ins: list[float] = field(default_factory=list)
     per_instance: list[tuple[float, list[int]]] = field(default_factory=list)  # (t, outstanding by serving instance)
+    settled_at_s: float | None = None  # where a watch stopped the run (None: the whole trace was simulated)
+
+
+#: Called after each autoscaler sample with its time and the results so far; True stops the run there.
+Watch = Callable[[float, Result], bool]
 
 
 class _Instance:
@@ -131,6 +138,7 @@ class FleetSimulation:
         self.setup = setup
         self.rng = np.random.default_rng(setup.seed)
         self.nwin = max(1, math.ceil(setup.trace.duration_s / setup.window_s))
+        self.window_s = setup.window_s
         n = self.nwin
         self.win = Windows([[] for _ in range(n)], [0] * n, [0] * n, [0] * n, [0] * n, [0] * n, [0] * n, [0] * n)
         self.request = setup.load == "request"
@@ -151,8 +159,10 @@ class FleetSimulation:
         self.works: list[float] = works.tolist()
         self.normals = iter(self.rng.standard_normal(1 << 16).tolist())
         self.fleet: list[_Instance] = [_Instance(self.x, 0.0, "serving") for _ in range(setup.policy.min_instances)]
-        self.serving = list(self.fleet)
-        self.index = {id(inst): i for i, inst in enumerate(self.fleet)}
+        self.serving = list(self.fleet)  # in the order they entered service
+        self.route = LeastOutstanding()
+        for i in range(len(self.fleet)):
+            self.route.join(i, 0)
         self.scaler = Autoscaler(setup.policy)
         self.queue: list[tuple[float, int, Event]] = []
         self.scheduled = 0
@@ -165,7 +175,8 @@ class FleetSimulation:
         heapq.heappush(self.queue, (t, self.scheduled, event))
 
     def window(self, t: float) -> int:
-        return min(int(t / self.setup.window_s), self.nwin - 1)
+        w = int(t / self.window_s)
+        return w if w < self.nwin else self.nwin - 1
 
     def normal(self) -> float:
         value = next(self.normals, None)
@@ -180,25 +191,35 @@ class FleetSimulation:
         self.res.instance_s += max(0.0, min(now, self.end_t) - inst.born)
 
     # -- the loop -----------------------------------------------------------------------------------------
-    def run(self) -> Result:
+    def run(self, watch: Watch | None = None) -> Result:
         self.push(self.setup.sample_s, Tick())
-        next_arrival, count = 0, len(self.arrival_times)
+        # the loop runs once an event (millions): what it reads is bound to locals, completions go straight
+        queue, times, works, res = self.queue, self.arrival_times, self.works, self.res
+        pop, on_arrival, on_completion = heapq.heappop, self.on_arrival, self.on_completion
+        last = self.end_t + DRAIN_LIMIT_S if self.request else self.end_t
+        next_arrival, count = 0, len(times)
         while True:
-            arrival_t = self.arrival_times[next_arrival] if next_arrival < count else math.inf
-            if self.queue and self.queue[0][0] <= arrival_t:
-                now, _, event = heapq.heappop(self.queue)
-                if now > self.end_t + DRAIN_LIMIT_S or (now > self.end_t and not self.request):
+            arrival_t = times[next_arrival] if next_arrival < count else math.inf
+            if queue and queue[0][0] <= arrival_t:
+                now, _, event = pop(queue)
+                if now > last:
                     break
-                self.res.events += 1
+                res.events += 1
+                if type(event) is Completion:
+                    on_completion(now, event)
+                    continue
                 self.handle(now, event)
+                if watch is not None and type(event) is Tick and now <= self.end_t and watch(now, res):
+                    res.settled_at_s = now
+                    break
                 continue
             if next_arrival >= count:
                 break
-            self.res.events += 1
-            self.on_arrival(arrival_t, self.works[next_arrival])
+            res.events += 1
+            on_arrival(arrival_t, works[next_arrival])
             next_arrival += 1
         self.finish()
-        return self.res
+        return res
 
     def handle(self, now: float, event: Event) -> None:
         match event:
@@ -209,6 +230,7 @@ class FleetSimulation:
             case Ready(instance=i):
                 self.fleet[i].state = "serving"
                 self.serving.append(self.fleet[i])
+                self.route.join(i, self.fleet[i].outstanding())
             case Turn():
                 self.on_turn(now, event)
             case SessionEnd(session=sid):
@@ -217,28 +239,40 @@ class FleetSimulation:
     # -- the handlers -------------------------------------------------------------------------------------
     def on_arrival(self, now: float, work: float) -> None:
         """A request (work in mean-1 units) or a session (work: its duration) arrives."""
-        w = self.window(now)
-        self.win.arrived[w] += 1
-        target = min(self.serving, key=_Instance.outstanding) if self.serving else None
-        if target is None or target.outstanding() >= self.bound:
-            self.win.refused[w] += 1
-            if not self.request:
-                self.sessions.append(-1)
+        w = int(now / self.window_s)  # self.window(now), inline: this runs once a request
+        if w >= self.nwin:
+            w = self.nwin - 1
+        win = self.win
+        win.arrived[w] += 1
+        ti = self.route.least()  # least outstanding, the earliest in service among equals
+        if ti is None:
+            self.refuse(w)
             return
-        ti = self.index[id(target)]
-        if self.request:
-            srv = target.server
-            assert srv is not None
+        target = self.fleet[ti]
+        srv = target.server
+        if (len(srv.queue) if srv is not None else target.sessions) >= self.bound:
+            self.refuse(w)
+            return
+        if srv is not None:  # request load
             due = srv.admit(now, work, target.works)
-            self.push(due, Completion(ti, srv.version))
+            self.route.update(ti, len(srv.queue))
+            self.scheduled += 1
+            heapq.heappush(self.queue, (due, self.scheduled, Completion(ti, srv.version)))
             return
         sid = len(self.sessions)
         self.sessions.append(ti)
         target.sessions += 1
+        self.route.update(ti, target.sessions)
         target.members.add(sid)
         ends = now + work
         self.push(ends, SessionEnd(sid))
         self.push(now, Turn(sid, int(ends * 1000.0)))  # the session opens with a turn
+
+    def refuse(self, w: int) -> None:
+        """No instance in service, or the least busy one at ``queue_bound``: the arrival is refused."""
+        self.win.refused[w] += 1
+        if not self.request:
+            self.sessions.append(-1)  # the session's id, never routed
 
     def on_completion(self, now: float, event: Completion) -> None:
         inst = self.fleet[event.instance]
@@ -246,9 +280,13 @@ class FleetSimulation:
         if srv is None or event.version != srv.version:
             return  # superseded by a later arrival's reschedule
         arrived = srv.complete(now, inst.works)
-        w = self.window(arrived)
-        self.win.latencies[w].append((now - arrived) * 1000.0 + self.delay_ms)
-        self.win.served[w] += 1
+        self.route.update(event.instance, len(srv.queue))
+        w = int(arrived / self.window_s)  # self.window(arrived), inline
+        if w >= self.nwin:
+            w = self.nwin - 1
+        win = self.win
+        win.latencies[w].append((now - arrived) * 1000.0 + self.delay_ms)
+        win.served[w] += 1
         if srv.queue:
             self.push(srv.due(), Completion(event.instance, srv.version))
         elif inst.state == "draining":
@@ -268,7 +306,6 @@ class FleetSimulation:
             self.res.per_instance.append((now, [f.outstanding() for f in serving]))
         for _ in range(d.add):
             self.fleet.append(_Instance(self.x, now, "starting"))
-            self.index[id(self.fleet[-1])] = len(self.fleet) - 1
             self.push(now + self.setup.scale_out_s, Ready(len(self.fleet) - 1))
         if d.add:
             self.res.scale_outs.append((now, d.add))
@@ -281,9 +318,11 @@ class FleetSimulation:
 
     def scale_in(self, now: float) -> None:
         """The least busy instance leaves: requests drain, sessions are dropped (counted)."""
-        victim = min(self.serving, key=lambda f: f.outstanding())
+        vi = self.route.least()
+        assert vi is not None
+        victim = self.fleet[vi]
         self.serving.remove(victim)
-        vi = self.index[id(victim)]
+        self.route.leave(vi)
         self.res.scale_ins.append(now)
         if self.request:
             victim.state = "draining"
@@ -317,19 +356,24 @@ class FleetSimulation:
             inst = self.fleet[ii]
             inst.sessions -= 1
             inst.members.discard(sid)
+            self.route.update(ii, inst.sessions)
             self.sessions[sid] = -1
 
     def finish(self) -> None:
-        """The trace is over: what is still queued counts as infinitely late; every instance is billed."""
+        """The trace is over: what is still queued counts as infinitely late; every instance is billed.
+
+        A run a watch stopped bills to that moment and leaves what is queued out (its fate is unknown).
+        """
+        stopped = self.res.settled_at_s
         for i, inst in enumerate(self.fleet):
             if inst.state != "gone":
-                if inst.server is not None:
+                if inst.server is not None and stopped is None:
                     self.res.unfinished += len(inst.server.queue)
                     for arrived in inst.server.queue:
                         self.win.latencies[self.window(arrived)].append(math.inf)
-                self.retire(i, self.end_t)
+                self.retire(i, self.end_t if stopped is None else stopped)
 
 
-def simulate(setup: Setup) -> Result:
-    """Run the fleet of `setup` through its trace."""
-    return FleetSimulation(setup).run()
+def simulate(setup: Setup, watch: Watch | None = None) -> Result:
+    """Run the fleet of `setup` through its trace (or until `watch` says stop)."""
+    return FleetSimulation(setup).run(watch)

@@ -89,13 +89,18 @@ class FlowServer:
 
     def admit(self, now: float, work: float, works: deque[float]) -> float:
         """A request arrives now; returns when the head completes (the caller schedules it)."""
-        self._advance(now)
-        if not self.queue:
+        queue, x, last = self.queue, self.x, self.last
+        n = len(queue)
+        if n:  # _advance(now), inline: this runs once a simulated request
+            self.head_left -= x[n if n < last else last] * (now - self.t_last)
+        else:
             self.head_left = work
-        self.queue.append(now)
+        self.t_last = now
+        queue.append(now)
         works.append(work)
         self.version += 1
-        return self.due()
+        n += 1
+        return now + max(self.head_left, 0.0) / x[n if n < last else last]
 
     def due(self) -> float:
         return self.t_last + max(self.head_left, 0.0) / self._rate()

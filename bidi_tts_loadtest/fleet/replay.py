@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from bidi_tts.fleet_plan import Curve, Plan, Policy, Statistic
-from bidi_tts_loadtest.fleet.engine import Result, Setup, simulate
-from bidi_tts_loadtest.fleet.report import Meta, build
+from bidi_tts_loadtest.fleet.engine import Result, Setup, Watch, simulate
+from bidi_tts_loadtest.fleet.report import FailureWatch, Meta, build
 from bidi_tts_loadtest.fleet.traces import Trace
 
 #: The sample's 320 s scale-out time is 260 s measured from the desired count set to traffic recovered plus
@@ -23,6 +25,9 @@ DETECTION_LAG_S = 60.0
 
 #: Auto scale-down keeps the simulated fleet's event rate near this many events per simulated second.
 EVENTS_PER_S = 1000.0
+
+#: With a progress callback, a line at most this often (wall-clock seconds) while a run goes on.
+PROGRESS_EVERY_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +93,32 @@ def prepare(plan: Plan, curve: Curve, trace: Trace, options: ReplayOptions) -> t
     return setup, k, scale_out_s
 
 
-def replay(plan: Plan, curve: Curve, trace: Trace, options: ReplayOptions, plan_name: str) -> Replay:
-    """Simulate `plan` (its instances modelled by `curve`) on `trace`; the report says PASS or FAIL."""
+def _watch(setup: Setup, slo_ms: float, stop_at_fail: bool, progress: Callable[[str], None] | None) -> Watch | None:
+    """Stops the run once it surely fails (`stop_at_fail`), says how far it is every PROGRESS_EVERY_S."""
+    fails = FailureWatch(setup, slo_ms) if stop_at_fail else None
+    if fails is None and progress is None:
+        return None
+    started = last = time.monotonic()
+
+    def watch(now: float, res: Result) -> bool:
+        nonlocal last
+        if progress is not None and time.monotonic() - last >= PROGRESS_EVERY_S:
+            last = time.monotonic()
+            progress(f"    ... {now:.0f} of {setup.trace.duration_s:.0f} simulated s, {res.events / 1e6:.1f} M events, "
+                     f"{last - started:.0f} s")
+        return fails is not None and fails(now, res)
+
+    return watch
+
+
+def replay(plan: Plan, curve: Curve, trace: Trace, options: ReplayOptions, plan_name: str, *,
+           stop_at_fail: bool = False, progress: Callable[[str], None] | None = None) -> Replay:
+    """Simulate `plan` (its instances modelled by `curve`) on `trace`; the report says PASS or FAIL.
+
+    `stop_at_fail`: end the run once its verdict is surely FAIL (:class:`FailureWatch`), for callers that
+    need the verdict, not every window. `progress`: a line every PROGRESS_EVERY_S of wall time.
+    """
     setup, k, scale_out_s = prepare(plan, curve, trace, options)
-    result = simulate(setup)
+    result = simulate(setup, _watch(setup, plan.slo_ms, stop_at_fail, progress))
     meta = Meta(plan_name, curve.source, trace.name, plan.slo_ms, k, plan.price_per_hour, options.statistic)
     return Replay(setup, result, build(setup, result, meta), k, scale_out_s)

@@ -35,6 +35,45 @@ def surge_window(setup: Setup) -> tuple[float, float] | None:
     return None if s is None else (s, s + setup.detection_lag_s + setup.scale_out_s + setup.window_s)
 
 
+def _inside(surge: tuple[float, float] | None, t0: float, t1: float) -> bool:
+    return surge is not None and t0 < surge[1] and t1 > surge[0]
+
+
+class FailureWatch:
+    """A watch (:data:`~bidi_tts_loadtest.fleet.engine.Watch`) that stops a run once its verdict is FAIL for sure.
+
+    A window outside the surge window fails when it refused a request (final the moment it happens) or
+    when its p95 TTFA is above the SLO (final once every request that arrived in it has finished, under
+    session load once the window is over). The run stops at the first autoscaler sample that sees
+    either; the windows after it are not simulated, so a stopped run's report says FAIL, as the whole
+    run's would, with the failing windows seen up to the stop (the whole run's first ones, or fewer).
+    """
+
+    def __init__(self, setup: Setup, slo_ms: float) -> None:
+        self.setup, self.slo_ms = setup, slo_ms
+        self.surge = surge_window(setup)
+        self._refusals_from = 0   # windows before this one refused nothing outside the surge window
+        self._p95_from = 0        # windows before this one have a final p95 within the SLO (or inside the surge)
+
+    def __call__(self, now: float, res: Result) -> bool:
+        win, size = res.windows, self.setup.window_s
+        current = min(int(now / size), len(win.refused) - 1)
+        for w in range(self._refusals_from, current + 1):
+            if win.refused[w] and not _inside(self.surge, w * size, (w + 1) * size):
+                return True
+        self._refusals_from = current
+        while self._p95_from < current:
+            w = self._p95_from
+            if self.setup.load == "request" and win.served[w] + win.refused[w] < win.arrived[w]:
+                break  # requests of this window still queued
+            lats = win.latencies[w]
+            if (lats and max(lats) > self.slo_ms and not _inside(self.surge, w * size, (w + 1) * size)
+                    and percentile(lats, 95) > self.slo_ms):
+                return True
+            self._p95_from += 1
+        return False
+
+
 def build(setup: Setup, res: Result, meta: Meta) -> dict[str, Any]:
     win = res.windows
     surge = surge_window(setup)
@@ -43,7 +82,7 @@ def build(setup: Setup, res: Result, meta: Meta) -> dict[str, Any]:
     for w, lats in enumerate(win.latencies):
         t0, t1 = w * setup.window_s, (w + 1) * setup.window_s
         p95 = percentile(lats, 95) if lats else None
-        inside = surge is not None and t0 < surge[1] and t1 > surge[0]
+        inside = _inside(surge, t0, t1)
         broken = []
         if p95 is not None and p95 > meta.slo_ms:
             broken.append("p95")
@@ -79,6 +118,7 @@ def build(setup: Setup, res: Result, meta: Meta) -> dict[str, Any]:
                     "one_activity_at_a_time": True,
                     "scale_outs": [[t, n * k] for t, n in res.scale_outs], "scale_ins_s": list(res.scale_ins)},
         "verdict": verdict,
+        "settled_at_s": res.settled_at_s,  # None: the whole trace; else where a FAIL became certain and the run stopped
         "failing_windows": [{"t0_s": rows[w]["t0_s"], "broken": rows[w]["broken"],
                              "p95_ttfa_ms": rows[w]["p95_ttfa_ms"], "refused": rows[w]["refused"]} for w in failing],
         "totals": {

@@ -6,7 +6,9 @@ target tracking, which adds capacity one activity at a time (docs/capacity.md, "
 lever the planner holds is the floor, so it searches the smallest ``--min-floor`` between the printed
 minimum and the maximum whose plan passes (the simulation's verdict is taken as monotone in the floor:
 more standing instances never refuse more). Every candidate is the planner's own plan for that floor,
-read back from its JSON the way ``python -m bidi_tts_loadtest.fleet_sim`` reads it.
+read back from its JSON the way ``python -m bidi_tts_loadtest.fleet_sim`` reads it. The search needs
+verdicts, so a run stops once its FAIL is certain (a refusal, or a finished window's p95 above the SLO,
+outside the surge window); a try that passes is simulated to the trace's end.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class Verdict:
     failing_windows: int
     worst_p95_ms: float | None  # outside the surge window
     refused: float
+    settled_at_s: float | None = None  # a FAIL certain here stopped the run (None: the whole trace simulated)
 
 
 @dataclass(slots=True)
@@ -46,7 +49,7 @@ class SelfCheck:
                 "passing_min_instances": self.passing_min, "why_not": self.why_not,
                 "tries": [{"min_instances": v.min_instances, "verdict": v.verdict,
                            "failing_windows": v.failing_windows, "worst_p95_ms": v.worst_p95_ms,
-                           "refused": v.refused} for v in self.verdicts]}
+                           "refused": v.refused, "settled_at_s": v.settled_at_s} for v in self.verdicts]}
 
 
 def trace_for(name: str, plan_json: dict[str, Any], surge_start_s: float | None) -> Trace:
@@ -56,14 +59,16 @@ def trace_for(name: str, plan_json: dict[str, Any], surge_start_s: float | None)
     return read_trace(Path(name), surge_start_s)
 
 
-def _judge(plan_json: dict[str, Any], trace: Trace, options: ReplayOptions) -> Verdict:
+def _judge(plan_json: dict[str, Any], trace: Trace, options: ReplayOptions,
+           progress: Callable[[str], None]) -> Verdict:
     plan = plan_from_json(plan_json, "the planner's plan")
     assert plan.curve is not None
-    report = replay(plan, plan.curve, trace, options, "the planner's plan").report
+    report = replay(plan, plan.curve, trace, options, "the planner's plan", stop_at_fail=True,
+                    progress=progress).report
     outside = [w["p95_ttfa_ms"] for w in report["windows"] if not w["in_surge_window"]
                and w["p95_ttfa_ms"] is not None]
     return Verdict(plan.policy.min_instances, report["verdict"], len(report["failing_windows"]),
-                   max(outside) if outside else None, float(report["totals"]["refused"]))
+                   max(outside) if outside else None, float(report["totals"]["refused"]), report["settled_at_s"])
 
 
 def self_check(plan_for_floor: Callable[[int], dict[str, Any]], printed: dict[str, Any], trace: Trace,
@@ -77,9 +82,11 @@ def self_check(plan_for_floor: Callable[[int], dict[str, Any]], printed: dict[st
         return check
 
     def judge(floor: int) -> Verdict:
-        verdict = _judge(printed if floor == lo else plan_for_floor(floor), trace, options)
+        progress(f"  simulating min {floor}...")
+        verdict = _judge(printed if floor == lo else plan_for_floor(floor), trace, options, progress)
         check.verdicts.append(verdict)
-        progress(f"  simulated min {floor}: {verdict.verdict}")
+        settled = "" if verdict.settled_at_s is None else f" (certain at {verdict.settled_at_s:.0f} s; stopped there)"
+        progress(f"  simulated min {floor}: {verdict.verdict}{settled}")
         return verdict
 
     if judge(lo).verdict == "PASS":
