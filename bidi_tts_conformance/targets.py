@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from bidi_tts.dialects import Dialect
 from bidi_tts.dialects.kokoro_sample import KokoroSampleDialect
@@ -104,35 +104,60 @@ def wait_ready(base_url: str, timeout: float, progress: Progress, alive: Callabl
     progress(f"ready after {waited.elapsed:.1f} s ({base_url}/ping answered 200)")
 
 
+class _Process(Protocol):
+    @property
+    def pid(self) -> int: ...
+
+
 @dataclass
-class ProcessTarget(Target):
-    """The reference container as a local process on a free port."""
+class LocalProcessTarget[P: _Process](Target):
+    """A container the suite starts itself as a local process (kind "process"), held as a `P` while it runs:
+    its `pid` then, which the cases that watch or signal it read (:mod:`bidi_tts_conformance.process_probe`).
+    A subclass starts the process, sets `base_url` and calls :meth:`_await_ready`; its stop() ends what
+    :meth:`_let_go` hands it."""
 
     kind: str = "process"
     ready_timeout: float = READY_TIMEOUT_S
+    _proc: P | None = field(default=None, repr=False)
+
+    @property
+    def pid(self) -> int | None:
+        """The process's id while the target holds it."""
+        return self._proc.pid if self._proc is not None else None
+
+    def _await_ready(self, alive: Callable[[], bool], progress: Progress) -> None:
+        """Name the process in the description and wait for its /ping to answer 200 (every answer to
+        `ping_log`); stop the target when the wait fails (RuntimeError) or is interrupted, then let the error
+        through."""
+        assert self.base_url is not None
+        self.description = f"process pid {self.pid} {self.base_url}"
+        try:
+            wait_ready(self.base_url, self.ready_timeout, progress, alive, self.ping_log)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _let_go(self) -> P | None:
+        """The process, no longer held (None when none was): stop() ends it once, however often it is called."""
+        proc, self._proc = self._proc, None
+        return proc
+
+
+@dataclass
+class ProcessTarget(LocalProcessTarget[LocalContainer]):
+    """The reference container as a local process on a free port."""
+
     log_path: str | None = None
-    _proc: LocalContainer | None = field(default=None, repr=False)
 
     def start(self, progress: Progress = _quiet) -> None:
         self.ping_log = PingLog()  # before the start: the loading window counts from here
         proc = self._proc = LocalContainer(log=Path(self.log_path) if self.log_path else None)
         self.base_url = proc.url
         progress(f"starting the reference container: {' '.join(proc.command)}")
-        self.description = f"process pid {proc.pid} {self.base_url}"
-        try:
-            wait_ready(self.base_url, self.ready_timeout, progress, proc.alive, self.ping_log)
-        except BaseException:
-            self.stop()
-            raise
-
-    @property
-    def pid(self) -> int | None:
-        """The container process's id while it runs (for resource probes)."""
-        return self._proc.pid if self._proc is not None else None
+        self._await_ready(proc.alive, progress)
 
     def stop(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
+        if (proc := self._let_go()) is not None:
             proc.stop()
 
 

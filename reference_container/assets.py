@@ -18,7 +18,7 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,18 +113,27 @@ def _fallback_voices(default_voice: str) -> dict[str, np.ndarray]:
     return packs
 
 
-def find_voices(configured: Path | None, *, allow_hub: bool, default_voice: str) -> VoiceBank:
-    """Voice packs from the first place in the documented search order that has any."""
+def _voice_folder[T](configured: Path | None, read: Callable[[Path], dict[str, T]]) -> tuple[dict[str, T], str] | None:
+    """The search order's folders: what `read` finds in the `configured` folder (an AssetError when it is
+    missing or holds no packs), else in the image's or the checkout's `voices` folder, the first that holds
+    any; with the folder's name. None when no folder is configured and neither of those holds packs."""
     if configured is not None:
         if not configured.is_dir():
             raise AssetError(f"voices folder {configured} does not exist")
-        packs = load_voice_dir(configured)
-        if not packs:
+        found = read(configured)
+        if not found:
             raise AssetError(f"voices folder {configured} holds no *.bin or *.pt voice packs")
-        return VoiceBank(packs, str(configured))
+        return found, str(configured)
     for folder in (IMAGE_ROOT / "voices", DEV_ROOT / "voices"):
-        if folder.is_dir() and (packs := load_voice_dir(folder)):
-            return VoiceBank(packs, str(folder))
+        if folder.is_dir() and (found := read(folder)):
+            return found, str(folder)
+    return None
+
+
+def find_voices(configured: Path | None, *, allow_hub: bool, default_voice: str) -> VoiceBank:
+    """Voice packs from the first place in the documented search order that has any."""
+    if local := _voice_folder(configured, load_voice_dir):
+        return VoiceBank(*local)
     if allow_hub and (packs := _hub_voices()):
         return VoiceBank(packs, f"hub:{REPO_ID}")
     log.warning(
@@ -169,16 +178,8 @@ def _voice_files(folder: Path) -> dict[str, str]:
 
 def voice_catalog(configured: Path | None, *, allow_hub: bool, default_voice: str) -> VoiceCatalog:
     """Which voices this machine would serve, in :func:`find_voices`' search order; loads nothing."""
-    if configured is not None:
-        if not configured.is_dir():
-            raise AssetError(f"voices folder {configured} does not exist")
-        files = _voice_files(configured)
-        if not files:
-            raise AssetError(f"voices folder {configured} holds no *.bin or *.pt voice packs")
-        return VoiceCatalog(files, str(configured))
-    for folder in (IMAGE_ROOT / "voices", DEV_ROOT / "voices"):
-        if folder.is_dir() and (files := _voice_files(folder)):
-            return VoiceCatalog(files, str(folder))
+    if local := _voice_folder(configured, _voice_files):
+        return VoiceCatalog(*local)
     if allow_hub and hub_allowed():
         return VoiceCatalog({}, f"hub:{REPO_ID}", complete=False)
     try:

@@ -229,18 +229,15 @@ def _scale_out_arguments(parser: argparse.ArgumentParser) -> None:
                         help='write {"scale_out_s", "stages": [...]} here (the fleet planner\'s --scale-out-s)')
     parser.add_argument("--sessions", type=int, default=2,
                         help="probe sessions held during the measurement (0: none; default %(default)s)")
-    parser.add_argument("--p95-ms", type=float, default=1000.0,
-                        help="traffic counts as recovered when the probe's first-audio p95 is at or under "
-                        "this (default %(default)s)")
-    parser.add_argument("--window", type=float, default=30.0,
-                        help="seconds of probe messages the p95 is taken over (default %(default)s)")
-    parser.add_argument("--warmup", type=float, default=10.0,
-                        help="seconds of probe load before the update (default %(default)s)")
-    parser.add_argument("--timeout", type=float, default=1800.0,
-                        help="give up on InService after this many seconds (default %(default)s)")
-    parser.add_argument("--log-grace", type=float, default=120.0,
-                        help="after InService, seconds to wait for log lines still missing (default %(default)s)")
-    parser.add_argument("--poll-interval", type=float, default=5.0, help="seconds between polls (default %(default)s)")
+    for flag, default, meaning in (
+        ("--p95-ms", 1000.0, "traffic counts as recovered when the probe's first-audio p95 is at or under this"),
+        ("--window", 30.0, "seconds of probe messages the p95 is taken over"),
+        ("--warmup", 10.0, "seconds of probe load before the update"),
+        ("--timeout", 1800.0, "give up on InService after this many seconds"),
+        ("--log-grace", 120.0, "after InService, seconds to wait for log lines still missing"),
+        ("--poll-interval", 5.0, "seconds between polls"),
+    ):
+        parser.add_argument(flag, type=float, default=default, help=f"{meaning} (default %(default)s)")
     parser.add_argument("--endpoint-url", help="the probe's SageMaker runtime edge (e.g. the local stand-in)")
     parser.add_argument("--endpoint-ca", help="CA certificate the probe trusts for --endpoint-url")
 

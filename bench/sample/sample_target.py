@@ -25,7 +25,7 @@ from bidi_tts.exit_codes import RUN_FAILED, USAGE
 from bidi_tts.local_container import free_port, start_command
 from bidi_tts_conformance.ping_log import PingLog
 from bidi_tts_conformance.process_probe import LocalProcess
-from bidi_tts_conformance.targets import READY_TIMEOUT_S, Progress, Target, wait_ready
+from bidi_tts_conformance.targets import LocalProcessTarget, Progress
 
 ROOT = Path(__file__).resolve().parents[2]
 ZOMBIE_WAIT_S = 5.0
@@ -81,17 +81,14 @@ def child_env() -> dict[str, str]:
 
 
 @dataclass
-class ChildProcessTarget(Target):
+class ChildProcessTarget(LocalProcessTarget[subprocess.Popen[bytes]]):
     """A container started as a child process on 127.0.0.1:`port`, its output in `log_path`."""
 
-    kind: str = "process"
     command: list[str] = field(default_factory=list)
     port: int = 0
     log_path: Path | None = None
-    ready_timeout: float = READY_TIMEOUT_S
     stop_grace_s: float = STOP_GRACE_S
     ended: str = "not started"  # how the process ended, once stop() has run
-    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _log: IO[bytes] | None = field(default=None, repr=False)
 
     def start(self, progress: Progress = lambda _: None) -> None:
@@ -105,25 +102,14 @@ class ChildProcessTarget(Target):
         except OSError as exc:
             self._close_log()
             raise StartError(f"cannot start {self.command[0]}: {exc}", RUN_FAILED) from None
-        self.description = f"process pid {proc.pid} {self.base_url}"
         try:
-            wait_ready(self.base_url, self.ready_timeout, progress, lambda: proc.poll() is None, self.ping_log)
-        except RuntimeError as exc:
-            self.stop()
+            self._await_ready(lambda: proc.poll() is None, progress)
+        except RuntimeError as exc:  # stopped already
             raise StartError(f"{exc} (its output: {self.log_path or 'not kept'})", RUN_FAILED) from None
-        except BaseException:
-            self.stop()
-            raise
-
-    @property
-    def pid(self) -> int | None:
-        """The serving process's id while the target holds it (for process_probe)."""
-        return self._proc.pid if self._proc is not None else None
 
     def stop(self) -> None:
         """SIGTERM, SIGKILL after `stop_grace_s`; records how it ended in `ended`. Safe to call twice."""
-        proc, self._proc = self._proc, None
-        if proc is not None:
+        if (proc := self._let_go()) is not None:
             self.ended = _end(proc, self.stop_grace_s)
         self._close_log()
 

@@ -39,11 +39,16 @@ async def _recognizer() -> Recognizer:
         raise CaseSkipped(f"no speech recognizer: {exc}") from None
 
 
-async def _hear(ears: Recognizer, reply: Reply, sentences: list[str]) -> Hearing:
+async def _say_and_hear(ctx: CaseContext, sentences: list[str]) -> tuple[Reply, Hearing]:
+    """Say `sentences` as one message on a session of its own; the reply and what its audio was heard to say
+    (the case is skipped before anything is sent where there is no recognizer)."""
+    ears = await _recognizer()  # first: without the hearing extra, bidi_tts_hearing.alignment cannot import
     from bidi_tts_hearing.alignment import hear
 
+    conv = await ctx.conversation()
+    reply = await conv.say(" ".join(sentences), lenient=True)
     heard = await asyncio.to_thread(ears.transcribe, bytes(reply.audio), reply.record.sample_rate)
-    return hear(sentences, heard)
+    return reply, hear(sentences, heard)
 
 
 def _misfit(transcript: str, texts: list[str]) -> float:
@@ -89,10 +94,7 @@ async def _hear_each(ears: Recognizer, replies: list[Reply], texts: list[str], l
       expect=f"word error rate <= {MAX_WER} (case, punctuation and numbers normalized); the audio does not "
       "stop mid-sound")
 async def intelligible(ctx: CaseContext) -> Outcome:
-    ears = await _recognizer()
-    conv = await ctx.conversation()
-    reply = await conv.say(" ".join(INTELLIGIBLE), lenient=True)
-    heard = await _hear(ears, reply, INTELLIGIBLE)
+    reply, heard = await _say_and_hear(ctx, INTELLIGIBLE)
     if heard.wer > MAX_WER:
         raise CaseFailed(f"wrong words: word error rate {heard.wer:.2f} > {MAX_WER}: {heard.describe()}",
                          expected=" ".join(INTELLIGIBLE), actual=heard.heard)
@@ -104,11 +106,8 @@ async def intelligible(ctx: CaseContext) -> Outcome:
       clauses=["TTS-ORDER", "TTS-AUDIO"],
       expect="each of 4 sentences heard exactly once, in the order sent; the last words not cut off")
 async def order(ctx: CaseContext) -> Outcome:
-    ears = await _recognizer()
-    conv = await ctx.conversation()
-    reply = await conv.say(" ".join(ORDER), lenient=True)
-    _not_cut(reply)
-    heard = await _hear(ears, reply, ORDER)
+    reply, heard = await _say_and_hear(ctx, ORDER)
+    _not_cut(reply)  # before the words: a cut end is the failure to name, whatever was heard
     if not heard.ok:
         raise CaseFailed(f"the sentences are not spoken as sent: {heard.describe()}",
                          expected=" ".join(ORDER), actual=heard.heard)

@@ -369,34 +369,50 @@ async def _stall(ctx: CaseContext, text: str) -> Stalled:
 WAITING_S = 0.25  # audio already made arrives within this once the stalled session reads
 
 
-@case("isolation.slow_reader.1", "a session that stops reading does not stall another session",
-      clauses=["TTS-ISOLATION"],
-      expect="another session's message completes while the first one's audio waits unread; NOT-JUDGED when "
-             "the first session had no audio waiting when the other one was served")
-async def slow_reader(ctx: CaseContext) -> Outcome:
-    stalled = await _stall(ctx, long_text(1_100))
+@dataclass(frozen=True, slots=True)
+class Beside:
+    """How a good session fared beside a stalled one."""
+
+    failure: CaseFailed | None  # why the good session was not served; None when it was
+    served: str  # "served in X s" when it was
+    held: int  # bytes the stalled session then held unread (when the good session failed, or after it was served)
+
+
+async def serve_beside(ctx: CaseContext, stalled: Stalled, stalling: str) -> Beside:
+    """Let the stalled session's audio pile up, serve a good session beside it, and see how much it holds
+    unread; drop it at the end (work may run on: `ctx.left_work_running`). A /ping that fails once the good
+    session was served fails the case: "{problem} while `stalling`"."""
     try:
         await asyncio.sleep(0.5)  # let its audio start to pile up
         good = await ctx.conversation(patience=2)
         try:
             reply = await good.say(SHORT, lenient=True)
         except CaseFailed as exc:
-            held = await stalled.waiting_audio()
-            if not held:
-                return not_judged(f"the other session was not served ({exc.detail}), but the session that does "
-                                  "not read had no audio waiting: the container had not yet made any for it, so "
-                                  "this is head-of-line blocking (isolation.hol.1), not a slow reader's doing")
-            raise CaseFailed(f"a session was stalled beside one that does not read (which had audio waiting, "
-                             f"unread): {exc.detail}", expected="served beside the stalled session",
-                             actual=exc.actual) from None
+            return Beside(exc, "", await stalled.waiting_audio())
         if problem := await ping_ok(ctx):
-            raise CaseFailed(f"{problem} while a session was not reading", expected="/ping 200", actual=problem)
+            raise CaseFailed(f"{problem} while {stalling}", expected="/ping 200", actual=problem)
         held = await stalled.waiting_audio()
     finally:
         await stalled.drop()
         ctx.left_work_running = True
-    served = f"served in {(reply.record.complete_s or reply.record.ttfa_s or 0):.2f} s"
-    if not held:
-        return not_judged(f"the other session was {served}, but the session that does not read had no audio "
+    return Beside(None, f"served in {(reply.record.complete_s or reply.record.ttfa_s or 0):.2f} s", held)
+
+
+@case("isolation.slow_reader.1", "a session that stops reading does not stall another session",
+      clauses=["TTS-ISOLATION"],
+      expect="another session's message completes while the first one's audio waits unread; NOT-JUDGED when "
+             "the first session had no audio waiting when the other one was served")
+async def slow_reader(ctx: CaseContext) -> Outcome:
+    beside = await serve_beside(ctx, await _stall(ctx, long_text(1_100)), "a session was not reading")
+    if beside.failure is not None:
+        if not beside.held:
+            return not_judged(f"the other session was not served ({beside.failure.detail}), but the session that "
+                              "does not read had no audio waiting: the container had not yet made any for it, so "
+                              "this is head-of-line blocking (isolation.hol.1), not a slow reader's doing")
+        raise CaseFailed(f"a session was stalled beside one that does not read (which had audio waiting, "
+                         f"unread): {beside.failure.detail}", expected="served beside the stalled session",
+                         actual=beside.failure.actual)
+    if not beside.held:
+        return not_judged(f"the other session was {beside.served}, but the session that does not read had no audio "
                           "waiting for it then: the situation (a session holding unread audio) did not occur")
-    return ok(f"{served} beside a session holding unread audio")
+    return ok(f"{beside.served} beside a session holding unread audio")

@@ -9,9 +9,8 @@ import json
 import socket
 from urllib.parse import urlsplit
 
-from bidi_tts_conformance.cases._util import SHORT
 from bidi_tts_conformance.cases.frames import long_text
-from bidi_tts_conformance.cases.isolation import WAITING_S, Stalled, ping_ok
+from bidi_tts_conformance.cases.isolation import WAITING_S, Stalled, serve_beside
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.failures import CaseFailed
 from bidi_tts_conformance.model import Outcome, Requires, case, not_judged, ok
@@ -66,28 +65,16 @@ async def slow_post_reader(ctx: CaseContext) -> Outcome:
     if ctx.base_url is None:
         return not_judged("the suite cannot hold a POST response unread on this target (no plain HTTP)")
     stalled = await _stall_post(ctx.base_url, long_text(POST_CHARS), ctx.options.voice)
-    try:
-        await asyncio.sleep(0.5)  # let its audio start to pile up
-        good = await ctx.conversation(patience=2)
-        try:
-            reply = await good.say(SHORT, lenient=True)
-        except CaseFailed as exc:
-            held = await stalled.waiting_audio()
-            if held < MIN_BODY_BYTES:
-                return not_judged(f"the other session was not served ({exc.detail}), but the unread POST had no "
-                                  "audio waiting: the container had not yet made any for it (head-of-line "
-                                  "blocking, isolation.hol.1's subject, not a slow reader's doing)")
-            raise CaseFailed(f"a session was stalled beside a POST /invocations whose response is not read ({held} "
-                             f"bytes of it waiting, unread): {exc.detail}",
-                             expected="served beside the unread POST", actual=exc.actual) from None
-        if problem := await ping_ok(ctx):
-            raise CaseFailed(f"{problem} while a POST response was not read", expected="/ping 200", actual=problem)
-        held = await stalled.waiting_audio()
-    finally:
-        await stalled.drop()
-        ctx.left_work_running = True
-    served = f"served in {(reply.record.complete_s or reply.record.ttfa_s or 0):.2f} s"
-    if held < MIN_BODY_BYTES:
-        return not_judged(f"the other session was {served}, but the unread POST had no audio waiting then: the "
-                          "situation (a response piling up unread) did not occur")
-    return ok(f"{served} beside a POST holding {held} unread bytes")
+    beside = await serve_beside(ctx, stalled, "a POST response was not read")
+    if beside.failure is not None:
+        if beside.held < MIN_BODY_BYTES:
+            return not_judged(f"the other session was not served ({beside.failure.detail}), but the unread POST "
+                              "had no audio waiting: the container had not yet made any for it (head-of-line "
+                              "blocking, isolation.hol.1's subject, not a slow reader's doing)")
+        raise CaseFailed(f"a session was stalled beside a POST /invocations whose response is not read "
+                         f"({beside.held} bytes of it waiting, unread): {beside.failure.detail}",
+                         expected="served beside the unread POST", actual=beside.failure.actual)
+    if beside.held < MIN_BODY_BYTES:
+        return not_judged(f"the other session was {beside.served}, but the unread POST had no audio waiting then: "
+                          "the situation (a response piling up unread) did not occur")
+    return ok(f"{beside.served} beside a POST holding {beside.held} unread bytes")

@@ -10,53 +10,37 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator
-from pathlib import Path
+from typing import Unpack
 
 import numpy as np
 
 from reference_container import assets
 from reference_container.g2p import EnglishG2P
+from reference_container.synthesizers.kokoro_base import KokoroBase, KokoroOptions
 
 log = logging.getLogger(__name__)
 
 
-class OnnxKokoro:
+class OnnxKokoro(KokoroBase):
     """Kokoro int8 ONNX synthesizer (one InferenceSession, safe to call from worker threads)."""
 
     name = "onnx"
-    sample_rate = 24_000
 
-    def __init__(
-        self,
-        *,
-        voices_dir: Path | None = None,
-        weights_dir: Path | None = None,
-        cache_dir: Path | None = None,
-        threads: int = 0,
-        default_voice: str = "af_heart",
-    ) -> None:
-        self._voices_dir = voices_dir
-        self._weights_dir = weights_dir
-        self._cache_dir = cache_dir
+    def __init__(self, *, threads: int = 0, **options: Unpack[KokoroOptions]) -> None:
+        super().__init__(**options)
         self._threads = threads or (os.cpu_count() or 1)
-        self._default_voice = default_voice
         self._session: object | None = None
         self._vocab: dict[str, int] = {}
-        self._bank: assets.VoiceBank | None = None
         self._g2p: EnglishG2P | None = None
 
     @property
     def voices(self) -> frozenset[str]:
         return self._bank.names if self._bank else frozenset()
 
-    @property
-    def voice_source(self) -> str:
-        return self._bank.source if self._bank else ""
-
     def load(self) -> None:
         import onnxruntime as ort
 
-        self._bank = assets.find_voices(self._voices_dir, allow_hub=False, default_voice=self._default_voice)
+        bank = self._load_voices(allow_hub=False)
         self._vocab = assets.load_vocab(self._weights_dir)
         model = assets.onnx_model_path(self._weights_dir, self._cache_dir)
         opts = ort.SessionOptions()
@@ -72,7 +56,7 @@ class OnnxKokoro:
         )
         self._g2p = EnglishG2P()
         log.info("event=model_loaded backend=onnx model=%s threads=%d voices=%d voice_source=%s",
-                 model, self._threads, len(self._bank.packs), self._bank.source)
+                 model, self._threads, len(bank.packs), bank.source)
 
     def tokens(self, phonemes: str) -> np.ndarray:
         """Token ids for a phoneme string, with the boundary token 0 at both ends."""

@@ -30,13 +30,14 @@ import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from reference_container import assets, torch_weights
 from reference_container.g2p import EnglishG2P, install_spacy_shim, kokoro_pipeline
 from reference_container.g2p_pool import G2PPool
+from reference_container.synthesizers.kokoro_base import KokoroBase, KokoroOptions
 from reference_container.synthesizers.kokoro_batched import Unit, forward_batch, precision, precision_support, token_ids
 from reference_container.synthesizers.model_loop import ModelLoop, thread_deadline
 
@@ -76,35 +77,28 @@ def resolve_device(device: str) -> str:
     return device
 
 
-class TorchKokoro:
+class TorchKokoro(KokoroBase):
     """KModel + KPipeline synthesizer; one pipeline per worker so G2P state is never shared."""
 
     name = "torch"
-    sample_rate = 24_000
 
     def __init__(
         self,
         *,
-        voices_dir: Path | None = None,
-        weights_dir: Path | None = None,
-        cache_dir: Path | None = None,
         device: str = "auto",
         workers: int = 1,
-        default_voice: str = "af_heart",
         random_init: bool = False,
         batch_window_ms: float = 0.0,
         batch_max: int = 0,
         batch_tokens: int = 0,
         g2p_processes: int = 0,
         precision: str = "auto",
+        **options: Unpack[KokoroOptions],
     ) -> None:
-        self._voices_dir = voices_dir
-        self._weights_dir = weights_dir
-        self._cache_dir = cache_dir
+        super().__init__(**options)
         self.converted = False  # True when the weights were rebuilt from the int8 ONNX model
         self._device_setting = device
         self._workers = max(1, workers)
-        self._default_voice = default_voice
         self.random_init = random_init
         self.batch_window_ms = batch_window_ms
         self.batch_max = batch_max or self._workers
@@ -117,15 +111,10 @@ class TorchKokoro:
         self.model: Any = None
         self._pipelines: queue.Queue[Any] = queue.Queue()
         self._voices: dict[str, Any] = {}
-        self._bank: assets.VoiceBank | None = None
 
     @property
     def voices(self) -> frozenset[str]:
         return frozenset(self._voices)
-
-    @property
-    def voice_source(self) -> str:
-        return self._bank.source if self._bank else ""
 
     def _weights(self) -> tuple[str | dict[str, Any], str]:
         config = assets.find_config(self._weights_dir)
@@ -193,12 +182,12 @@ class TorchKokoro:
         else:
             for _ in range(self._workers):
                 self._pipelines.put(kokoro_pipeline("a", model=self.model))
-        self._bank = assets.find_voices(self._voices_dir, allow_hub=True, default_voice=self._default_voice)
+        bank = self._load_voices(allow_hub=True)
         # CPU float32 tensors: the only voice type KPipeline.load_voice takes as a tensor.
-        self._voices = {name: torch.from_numpy(pack.copy()) for name, pack in self._bank.packs.items()}
+        self._voices = {name: torch.from_numpy(pack.copy()) for name, pack in bank.packs.items()}
         log.info("event=model_loaded backend=torch device=%s weights=%s converted=%s voices=%d voice_source=%s "
                  "serving_loop=%s batch_max=%d g2p_processes=%d precision=%s", self.device, weights, self.converted,
-                 len(self._voices), self._bank.source, self.loop is not None, self.batch_max, self.g2p_processes,
+                 len(self._voices), bank.source, self.loop is not None, self.batch_max, self.g2p_processes,
                  self.precision)
 
     def _forward_units(self, units: list[Any]) -> list[np.ndarray]:
