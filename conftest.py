@@ -1,8 +1,45 @@
-"""Root conftest: loads the conformance suite's pytest plugin (options, targets, reports).
+"""Root conftest: loads the conformance suite's pytest plugin (options, targets, reports), and marks
+the tests that must have the machine to themselves.
 
 An installed project registers the same module through its `pytest11` entry point; naming it here
 too lets a checkout run without being installed. The plugin adds its options to every run but
 starts a target only when a conformance case runs.
+
+`./run tests` runs every test in two phases (scripts/run_tests.py): the tests not marked `serial` on
+several pytest-xdist workers, then the `serial` ones alone. Serial are: what `pytest conformance`
+collects (the cases judge a container's pace, calibrated on a quiet machine), tests that need Docker
+(one engine, shared tags and ports), and the modules that say so themselves (CPU meters, timing).
 """
 
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
 pytest_plugins = ["bidi_tts_conformance.plugin"]
+
+_ROOT = Path(__file__).resolve().parent
+# Folders and modules whose tests run alone (the `serial` phase), and why.
+SERIAL = {
+    "conformance": "the suite's cases against a real container, judged against its calibrated pace",
+    "tests/docker": "one Docker engine: image builds, tags and containers",
+    "tests/deploy/test_docker_engine.py": "Docker",
+    "tests/deploy/test_build_push.py": "Docker and the loopback registry",
+    "tests/deploy/test_dry_run.py": "Docker",
+    "tests/conformance_suite/test_stop_image.py": "Docker images, and a CPU meter",
+    "tests/conformance_suite/test_sigterm_disposition.py": "a CPU meter (stop.sigterm.1)",
+    "tests/conformance_suite/test_sample_defects.py": "CPU meters (stop.client.1 reads the container's CPU share)",
+    "tests/conformance_suite/test_slow_pace.py": "a container's pace against the calibration",
+    "tests/hardening/test_container_limits.py": "memory and CPU limits of a real container",
+    "tests/hardening/test_container_faults.py": "a real container under faults, with deadlines",
+}
+_SERIAL_PATHS = tuple(_ROOT / path for path in SERIAL)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("docker") is not None or any(
+                item.path.is_relative_to(path) for path in _SERIAL_PATHS):
+            item.add_marker(pytest.mark.serial)
