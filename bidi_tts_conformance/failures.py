@@ -1,4 +1,5 @@
-"""How a case ends other than with an outcome: the container broke the clause, or the case cannot run here.
+"""How a case ends other than with an outcome: the container broke the clause, the case cannot run here, or
+what it judges did not occur.
 
 Apart from the model so that the session driver and the case context can raise them without importing
 the case model, which names the context in its signatures.
@@ -23,6 +24,13 @@ class CaseFailed(Exception):
 
 class CaseSkipped(Exception):
     """The case cannot run on this target; the message says why."""
+
+
+class CaseNotJudged(Exception):
+    """The situation the case judges did not occur here; the message says why (NOT-JUDGED, never a pass).
+
+    The same verdict as a case returning ``model.not_judged(why)``: for a precondition a helper checks, so
+    that each case calling it need not test for it and return."""
 
 
 def silence_behind(exc: BaseException) -> float | None:

@@ -31,7 +31,7 @@ from bidi_tts_conformance.context import CaseContext, Options
 from bidi_tts_conformance.diagnose import describe_close, describe_connect_error
 from bidi_tts_conformance.dialect_judge import judge_findings
 from bidi_tts_conformance.dialect_scope import not_judged_because
-from bidi_tts_conformance.failures import CaseFailed, CaseSkipped, silence_behind
+from bidi_tts_conformance.failures import CaseFailed, CaseNotJudged, CaseSkipped, silence_behind
 from bidi_tts_conformance.focus import focus_of
 from bidi_tts_conformance.model import Case, CaseResult, Outcome, Requires, Verdict
 from bidi_tts_conformance.pace_check import (
@@ -86,6 +86,8 @@ async def _attempt(case: Case, target: Target, options: Options) -> tuple[CaseRe
         silence = silence_behind(exc)
     except CaseSkipped as exc:
         result = CaseResult(case, Verdict.SKIPPED, str(exc))
+    except CaseNotJudged as exc:
+        result = CaseResult(case, Verdict.NOT_JUDGED, str(exc))
     except TimeoutError:
         detail = f"the case did not finish within {options.case_timeout:.0f} s (--case-timeout)"
         result = CaseResult(case, Verdict.FAILED, detail, "an answer", "no answer in time")

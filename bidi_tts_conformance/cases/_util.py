@@ -177,6 +177,13 @@ async def after_announcing(conv: Conversation, reply: Reply) -> tuple[str, str]:
     return ("the message was accepted (synthesis_start arrived)", "synthesis_start")
 
 
+def require_code(error: ErrorReceived, allowed: str, said: str, *, expected: str | None = None) -> None:
+    """Fail unless `error` carries the code `allowed`: the detail is `said` and the code it carries; expected
+    `expected` (else `allowed`), actual the code as sent."""
+    if error.code != allowed:
+        raise CaseFailed(f"{said} {error.code or '(no code)'}", expected=expected or allowed, actual=str(error.code))
+
+
 def judge_error(conv: Conversation, got: ErrorReceived, bad: Bad) -> Outcome:
     """An error frame for `bad`: the right code, a human message; NON-STRICT for warnings in focus."""
     if got.code is None:

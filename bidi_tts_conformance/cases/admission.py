@@ -20,10 +20,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
+from bidi_tts.session import ErrorReceived
 from bidi_tts_conformance.cases._util import SHORT, TINY, message_problem
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.driver import Conversation, Reply
-from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.failures import CaseFailed, CaseNotJudged
 from bidi_tts_conformance.model import Outcome, Requires, case, not_judged, ok
 
 FILL_SESSIONS = 24
@@ -104,12 +105,15 @@ async def _filled(ctx: CaseContext) -> AsyncIterator[Fill]:
         await filled.leave()
 
 
-def _never_full(filled: Fill) -> Outcome:
+def _busy_refusal(filled: Fill) -> ErrorReceived:
+    """The `busy` error that showed the container full; NOT-JUDGED where none came (it was never full here)."""
+    if filled.refused is not None and filled.refused.error is not None:
+        return filled.refused.error
     if filled.unheld:
-        return not_judged(f"a long message to fill the container was {filled.unheld} (after {filled.room} held): "
-                          "the container was never full here, so what it answers when full did not occur")
-    return not_judged(f"no message was refused busy with {filled.room} sessions synthesizing long messages at "
-                      "once: the container was never full here, so what it answers when full did not occur")
+        raise CaseNotJudged(f"a long message to fill the container was {filled.unheld} (after {filled.room} held): "
+                            "the container was never full here, so what it answers when full did not occur")
+    raise CaseNotJudged(f"no message was refused busy with {filled.room} sessions synthesizing long messages at "
+                        "once: the container was never full here, so what it answers when full did not occur")
 
 
 @case("errors.busy.2", "a message refused busy at admission (the container full) carries its own request_id",
@@ -117,9 +121,7 @@ def _never_full(filled: Fill) -> Outcome:
       expect="error busy with the refused message's request_id")
 async def busy_request_id(ctx: CaseContext) -> Outcome:
     async with _filled(ctx) as filled:
-        if filled.refused is None or filled.refused.error is None:
-            return _never_full(filled)
-        got = filled.refused.error.request_id
+        got = _busy_refusal(filled).request_id
         if got != filled.request_id:
             raise CaseFailed(f"the busy error at admission carries request_id {got!r}, not the refused message's "
                              f"{filled.request_id!r} (after {filled.room} messages held): a client cannot tell "
@@ -133,8 +135,7 @@ async def busy_request_id(ctx: CaseContext) -> Outcome:
       expect="HTTP 503, code busy and a message for people")
 async def post_busy(ctx: CaseContext) -> Outcome:
     async with _filled(ctx) as filled:
-        if filled.refused is None:
-            return _never_full(filled)
+        _busy_refusal(filled)  # NOT-JUDGED where the container was never full
         response = await ctx.http().post("/invocations", json={"text": SHORT, "voice": ctx.options.voice})
         if response.status_code == 200:
             return not_judged(f"the POST was served while {filled.room} sessions held the container full: POSTs "
@@ -161,8 +162,7 @@ async def post_busy(ctx: CaseContext) -> Outcome:
 async def post_capacity(ctx: CaseContext) -> Outcome:
     filled = await fill(ctx)
     await filled.leave()
-    if filled.refused is None:
-        return _never_full(filled)
+    _busy_refusal(filled)  # NOT-JUDGED where the container was never full
     if await _emptied(ctx) is None:
         return not_judged(f"the container still refused busy {EMPTY_WAIT_S:g} s after the {filled.room} sessions "
                           "that filled it had left (work that outlives its client: close.client.1's business), so "

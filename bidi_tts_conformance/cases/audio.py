@@ -11,7 +11,7 @@ from bidi_tts.audio import level_to_dbfs
 from bidi_tts.frames import FrameKind
 from bidi_tts.protocol import CHANNELS, ENCODING, SAMPLE_WIDTH_BYTES
 from bidi_tts.session import Rule
-from bidi_tts_conformance.cases._util import SENTENCE, SHORT, rms
+from bidi_tts_conformance.cases._util import SENTENCE, SHORT, require_code, rms
 from bidi_tts_conformance.cases.frames import handled
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.driver import Conversation, Reply
@@ -220,10 +220,7 @@ async def other_rate(ctx: CaseContext) -> Outcome:
     rid = await conv.synthesize(SHORT, sample_rate=16_000)
     reply = await conv.wait_reply(rid, lenient=True)
     if reply.error is not None:
-        if reply.error.code != "bad_sample_rate":
-            raise CaseFailed(f"16000 Hz refused with error {reply.error.code or '(no code)'}",
-                             expected="bad_sample_rate",
-                             actual=str(reply.error.code))
+        require_code(reply.error, "bad_sample_rate", "16000 Hz refused with error")
         return informational("16000 Hz not supported (optional)")
     conv.raise_violations()
     assert reply.started is not None

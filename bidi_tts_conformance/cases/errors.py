@@ -6,7 +6,7 @@ import asyncio
 import json
 
 from bidi_tts.frames import FrameKind
-from bidi_tts_conformance.cases._util import SHORT, TINY, Bad, expect_refusal, message_problem
+from bidi_tts_conformance.cases._util import SHORT, TINY, Bad, expect_refusal, message_problem, require_code
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.failures import CaseFailed
 from bidi_tts_conformance.model import Outcome, case, informational, ok
@@ -131,9 +131,7 @@ async def busy(ctx: CaseContext) -> Outcome:
         if reply.error is None:
             conv.raise_violations()
             continue
-        if reply.error.code != "busy":
-            raise CaseFailed(f"under load a valid message got error {reply.error.code or '(no code)'}",
-                             expected="synthesis or busy", actual=str(reply.error.code))
+        require_code(reply.error, "busy", "under load a valid message got error", expected="synthesis or busy")
         if problem := message_problem(reply.error.message):
             conv.notes.add(f"TTS-ERROR: {problem} (judged by errors.message.1)")
         busy_convs.append(conv)

@@ -17,6 +17,7 @@ from bidi_tts_conformance.cases._util import (
     fresh_session_works,
     message_problem,
     refuse,
+    require_code,
     still_listening,
     usable_after,
 )
@@ -177,10 +178,7 @@ async def flood(ctx: CaseContext) -> Outcome:
     for rid in rids:
         reply = await conv.wait_reply(rid, lenient=True)
         if reply.error is not None:
-            if reply.error.code != "busy":
-                raise CaseFailed(f"a flooded valid message got error {reply.error.code or '(no code)'}",
-                                 expected="busy",
-                                 actual=str(reply.error.code))
+            require_code(reply.error, "busy", "a flooded valid message got error")
             if problem := message_problem(reply.error.message):
                 conv.notes.add(f"TTS-ERROR: {problem} (judged by errors.message.1)")
             busy += 1
@@ -256,9 +254,7 @@ async def flood_past_bound(ctx: CaseContext) -> Outcome:
         error = reply.error
         if error is None or error.request_id in empties:
             continue
-        if error.code != "busy":
-            raise CaseFailed(f"{what} got error {error.code or '(no code)'}", expected="synthesis or busy",
-                             actual=str(error.code))
+        require_code(error, "busy", f"{what} got error", expected="synthesis or busy")
         busy += 1
     errors = [e for e in conv.events if isinstance(e, ErrorReceived)]
     refused = [e for e in errors if e.request_id not in (lead, *valid)]

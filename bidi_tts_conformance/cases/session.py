@@ -27,22 +27,22 @@ async def _multi(ctx: CaseContext, count: int) -> Outcome:
     return ok(f"{count} messages")
 
 
-@case("session.multi.1", "2 messages, one after the other, in one session",
-      clauses=["TTS-SESSION", "TTS-ORDER"], expect="both synthesized; the session stays open")
-async def multi_2(ctx: CaseContext) -> Outcome:
-    return await _multi(ctx, 2)
+def _register_multi(id: str, count: int, description: str, expect: str) -> None:
+    async def check(ctx: CaseContext) -> Outcome:
+        return await _multi(ctx, count)
+
+    case(id, description, clauses=["TTS-SESSION", "TTS-ORDER"], expect=expect)(check)
 
 
-@case("session.multi.2", "5 messages in one session",
-      clauses=["TTS-SESSION", "TTS-ORDER"], expect="all synthesized")
-async def multi_5(ctx: CaseContext) -> Outcome:
-    return await _multi(ctx, 5)
-
-
-@case("session.multi.3", "20 short messages in one session",
-      clauses=["TTS-SESSION", "TTS-ORDER"], expect="all synthesized")
-async def multi_20(ctx: CaseContext) -> Outcome:
-    return await _multi(ctx, 20)
+# session.multi.*: id, messages in one session, description, expectation; registered in this order.
+MULTI: tuple[tuple[str, int, str, str], ...] = (
+    ("session.multi.1", 2, "2 messages, one after the other, in one session",
+     "both synthesized; the session stays open"),
+    ("session.multi.2", 5, "5 messages in one session", "all synthesized"),
+    ("session.multi.3", 20, "20 short messages in one session", "all synthesized"),
+)
+for _id, _count, _description, _expect in MULTI:
+    _register_multi(_id, _count, _description, _expect)
 
 
 @case("session.pipelined.1", "3 messages sent before reading: answered in order, never interleaved",

@@ -15,7 +15,7 @@ from bidi_tts_conformance.cases.frames import long_text
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.diagnose import describe_close
 from bidi_tts_conformance.driver import Conversation
-from bidi_tts_conformance.failures import CaseFailed
+from bidi_tts_conformance.failures import CaseFailed, CaseNotJudged
 from bidi_tts_conformance.model import Outcome, case, not_judged, ok
 from bidi_tts_conformance.process_probe import Watched, watched, why_not_watched
 from bidi_tts_conformance.reply import Reply
@@ -55,6 +55,14 @@ async def _send_behind_a_lead(conv: Conversation, text: str) -> tuple[Reply, Rep
     return lead, left
 
 
+def _watched(ctx: CaseContext) -> Watched:
+    """The container's process, watched; NOT-JUDGED where the suite did not start it (nothing to watch)."""
+    box = watched(ctx.target)
+    if box is None:
+        raise CaseNotJudged(why_not_watched(ctx.target))
+    return box
+
+
 def _unmade(reply: Reply) -> bool:
     return not reply.audio and not reply.record.done
 
@@ -85,9 +93,7 @@ async def _leave_mid_message(ctx: CaseContext, box: Watched, text: str) -> _Left
              "did not start a local process for it (url, sagemaker, docker) or the message would have ended before the "
              "measurement anyway")
 async def abandoned_work(ctx: CaseContext) -> Outcome:
-    box = watched(ctx.target)
-    if box is None:
-        return not_judged(why_not_watched(ctx.target))
+    box = _watched(ctx)
     if not box.fine_cpu_meter:
         return not_judged(f"a {ctx.target.kind} target: its CPU statistics are sampled too coarsely for a "
                           f"{SAMPLE_S:g} s window (the reference read 0% once and 65% the next time)")
@@ -128,9 +134,7 @@ async def abandoned_work(ctx: CaseContext) -> Outcome:
              "sagemaker) or the queued message had begun to arrive before SIGTERM. Ends the container: the last "
              "case of a run")
 async def sigterm(ctx: CaseContext) -> Outcome:
-    box = watched(ctx.target)
-    if box is None:
-        return not_judged(why_not_watched(ctx.target))
+    box = _watched(ctx)
     already = (await _cpu_share(box, 0.5) or (0.0, 0.0))[0]  # another case's leftover work, said with a failure
     reach = await asyncio.to_thread(box.sigterm_reach)  # read now: once it has exited, there is nothing to read
     # A short message: a good container may finish it before it exits (the reference drains its

@@ -16,8 +16,8 @@ import json
 from bidi_tts_conformance.cases._util import SHORT, TINY, Bad, judge_error
 from bidi_tts_conformance.context import CaseContext
 from bidi_tts_conformance.driver import Reply
-from bidi_tts_conformance.failures import CaseFailed
-from bidi_tts_conformance.model import Outcome, case, not_judged, ok
+from bidi_tts_conformance.failures import CaseFailed, CaseNotJudged
+from bidi_tts_conformance.model import Outcome, case, ok
 
 #: Words a voice id carries in voice.prompt.1; heard in the audio, they reached what is spoken.
 INJECTED = "purple elephants dance at midnight"
@@ -40,18 +40,21 @@ def _msg(voice: str, text: str = SHORT) -> str:
     return json.dumps({"text": text, "voice": voice})
 
 
-async def _served(ctx: CaseContext, voice: str) -> str | None:
-    """None when `voice` itself is synthesized; else why not (the situation cannot occur)."""
+async def _served_voice(ctx: CaseContext, *, without_it: str) -> str:
+    """The real voice (``--voice``), once it is seen synthesized. Where it is not, the situation cannot occur:
+    NOT-JUDGED, saying why it was not and then `without_it`, what therefore did not occur."""
+    voice = ctx.options.voice
     conv = await ctx.conversation()
     try:
         reply = await conv.say(TINY, lenient=True, voice=voice)
     except CaseFailed as exc:
-        return f"the voice {voice!r} itself was not synthesized ({exc.detail})"
+        raise CaseNotJudged(f"the voice {voice!r} itself was not synthesized ({exc.detail}): {without_it}") from None
     finally:
         await conv.close()
     if reply.error is not None or not reply.audio:
-        return f"the voice {voice!r} itself was not synthesized (--voice names one the container serves)"
-    return None
+        raise CaseNotJudged(f"the voice {voice!r} itself was not synthesized (--voice names one the container "
+                            f"serves): {without_it}")
+    return voice
 
 
 async def _try(ctx: CaseContext, voice_id: str, *, hear: bool = False) -> tuple[Reply | None, Outcome | CaseFailed]:
@@ -102,9 +105,7 @@ def _refusals(results: list[tuple[str, Outcome | CaseFailed]]) -> Outcome:
        "'../voices/af_heart', ...)", clauses=["TTS-VOICE", "TTS-ERROR"],
        expect="error unknown_voice for each; never the real voice's audio")
 async def path(ctx: CaseContext) -> Outcome:
-    voice = ctx.options.voice
-    if why := await _served(ctx, voice):
-        return not_judged(f"{why}: no path lands on a real voice")
+    voice = await _served_voice(ctx, without_it="no path lands on a real voice")
     ids = path_ids(voice)
     tried = [(v, await _try(ctx, v)) for v in ids]
     if any(reply is not None for _, (reply, _) in tried):
@@ -138,9 +139,7 @@ def _injected_in(transcript: str) -> list[str]:
        "with a check of what is spoken", clauses=["TTS-VOICE", "TTS-ERROR"],
        expect="error unknown_voice for each; the words a voice id carries are never spoken")
 async def prompt(ctx: CaseContext) -> Outcome:
-    voice = ctx.options.voice
-    if why := await _served(ctx, voice):
-        return not_judged(f"{why}: no id can start with a voice it serves")
+    voice = await _served_voice(ctx, without_it="no id can start with a voice it serves")
     tried = [(v, await _try(ctx, v, hear=True)) for v in carrying_ids(voice)]
     taken = [(v, *(await _heard(reply))) for v, (reply, _) in tried if reply is not None]
     for voice_id, transcript, _ in taken:
