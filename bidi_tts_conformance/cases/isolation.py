@@ -124,9 +124,12 @@ class _HolTrial:
     b: Reply
     b_conv: Conversation
     when: str
+    a_left: bool = False  # A was left unread once its audio went on after B's first: it was not done then
 
     @property
     def a_done(self) -> float | None:
+        if self.a_left:
+            return None
         frames = self.a.record.frame_times
         return self.a.record.completed_at or (frames[-1] if frames else None)
 
@@ -181,9 +184,10 @@ async def _hol_trial(ctx: CaseContext, alone: float, *, at_audio: bool) -> _HolT
     finally:
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)
-    if not long_reply.record.done:
+    left = not long_reply.record.done and a_settled()
+    if left:
         await a.close()  # the container need not make the rest of A for nobody
-    return _HolTrial(long_reply, short_reply, b, when)
+    return _HolTrial(long_reply, short_reply, b, when, a_left=left)
 
 
 @case("isolation.hol.1", "head-of-line blocking: a short message in one session is not held until another "
