@@ -77,7 +77,10 @@ def test_text_only_toy_dies_on_a_binary_frame_but_serves_text() -> None:
         flush(ws, "Text frames.")
         frames, closed = read_flush(ws)
         assert closed is None and frames[-1]["type"] == "session.done"
-        flush(ws, "Binary frames.", binary=True)
+        try:
+            flush(ws, "Binary frames.", binary=True)
+        except ConnectionClosed:  # the toy may die on the text frame before the flush frame is sent
+            pass
         frames, closed = read_flush(ws)
     assert closed is not None and closed != 1000 and "audio" not in types(frames)
 
