@@ -3,8 +3,10 @@
 Options pinned in CONTRACT.md section 2 (--container-url, --endpoint-name, --region, --endpoint-url,
 --endpoint-ca, --conformance-report) plus --target, --image, --case, --clause, --list-cases, --voice,
 --sample-rate, --case-timeout, --reply-timeout, --ready-timeout, --conformance-html. Each case of the
-registry becomes one pytest item named by its id; the target starts lazily, on the first case that
-runs, after preflight.py has checked the command line and that the target can be reached.
+registry becomes one pytest item named by its id. After preflight.py has checked the command line and
+that the target can be reached, a target the suite starts itself (a process, a Docker image) is
+launched in a thread when the first test of the cases' own folder runs (the property tests load
+beside it), and the first case waits for it; other targets are taken as they are at the first case.
 """
 
 from __future__ import annotations
